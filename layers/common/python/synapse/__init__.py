@@ -1,0 +1,1 @@
+"""Synapse: long-term memory for LLM agents (the shared package of every function)."""
