@@ -1,0 +1,326 @@
+"""template.yaml: routes ↔ code, the authorizer, least privilege, the table, the sample events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cfnlint.decode import decode_str
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The contract (API.md): function dir -> (method, path) routes. Non-HTTP functions have none.
+ROUTES: dict[str, set[tuple[str, str]]] = {
+    "health": {("GET", "/health")},
+    "docs": {("GET", "/openapi.json"), ("GET", "/docs")},
+    "memory_create": {("POST", "/memory")},
+    "memory_list": {("GET", "/memory")},
+    "memory_get": {("GET", "/memory/{id}")},
+    "memory_update": {("PUT", "/memory/{id}")},
+    "memory_delete": {("DELETE", "/memory/{id}")},
+    "memory_verify": {("POST", "/memory/{id}/verify")},
+    "memory_recall_text": {("GET", "/memory/recall")},
+    "memory_by_tag": {("GET", "/memory/by-tag")},
+    "memory_search": {("GET", "/memory/search")},
+    "memory_expiring": {("GET", "/memory/expiring")},
+    "keys_create": {("POST", "/keys")},
+    "keys_list": {("GET", "/keys")},
+    "keys_delete": {("DELETE", "/keys/{keyId}")},
+    "memory_ingest": {("POST", "/memory/ingest")},
+    "memory_recall": {("POST", "/memory/recall")},
+    "memory_summarize": {("POST", "/memory/summarize")},
+    "memory_identity": {("GET", "/memory/identity/{userId}")},
+    "memory_summaries": {("GET", "/memory/summaries/{sessionId}")},
+    "providers_put": {("PUT", "/providers/{provider}")},
+    "providers_list": {("GET", "/providers")},
+    "providers_delete": {("DELETE", "/providers/{provider}")},
+    "me_export": {("GET", "/me/export")},
+    "me_delete": {("DELETE", "/me")},
+    "authorizer": set(),
+    "summarize_session": set(),
+}
+PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/openapi.json"), ("GET", "/docs")}
+
+# Functions that must never write: only these policy templates are allowed on them.
+READ_ONLY = {
+    "memory_list",
+    "memory_get",
+    "memory_recall_text",
+    "memory_by_tag",
+    "memory_search",
+    "memory_expiring",
+    "keys_list",
+    "memory_identity",
+    "memory_summaries",
+    "providers_list",
+    "me_export",
+    "authorizer",
+    "memory_recall",
+    "health",
+    "docs",
+}
+READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
+KMS_DECRYPTERS = {
+    "memory_create",
+    "memory_update",
+    "memory_ingest",
+    "memory_recall",
+    "memory_summarize",
+    "summarize_session",
+}
+
+
+def _camel(dirname: str) -> str:
+    return "".join(part.capitalize() for part in dirname.split("_")) + "Function"
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    parsed, matches = decode_str((ROOT / "template.yaml").read_text(encoding="utf-8"))
+    assert not matches, [str(m) for m in matches]
+    assert parsed is not None
+    return parsed
+
+
+@pytest.fixture(scope="module")
+def functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        name: res
+        for name, res in template["Resources"].items()
+        if res.get("Type") == "AWS::Serverless::Function"
+    }
+
+
+def _code_file(props: dict[str, Any]) -> Path:
+    """The handler's source file: CodeUri + Handler's module path."""
+    module = props["Handler"].rsplit(".", 1)[0]
+    return ROOT / props["CodeUri"] / f"{module}.py"
+
+
+def _http_routes(props: dict[str, Any]) -> set[tuple[str, str]]:
+    return {
+        (ev["Properties"]["Method"].upper(), ev["Properties"]["Path"])
+        for ev in (props.get("Events") or {}).values()
+        if ev.get("Type") == "HttpApi"
+    }
+
+
+def _policy_names(props: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for policy in props.get("Policies") or []:
+        names.update(policy.keys() if isinstance(policy, dict) else {str(policy)})
+    return names
+
+
+def test_every_function_follows_the_naming_convention(functions: dict[str, dict[str, Any]]) -> None:
+    # Given the contract's function dirs
+    expected = {_camel(d) for d in ROUTES}
+    # When the template's functions are listed
+    actual = set(functions)
+    # Then they are exactly <CamelName>Function, one per dir, with the conventional CodeUri/Handler
+    assert actual == expected, f"missing {sorted(expected - actual)}, unexpected {sorted(actual - expected)}"
+    for dirname in ROUTES:
+        props = functions[_camel(dirname)]["Properties"]
+        if dirname == "docs":
+            assert (props["CodeUri"], props["Handler"]) == ("functions/", "docs/app.handler")
+        else:
+            assert (props["CodeUri"], props["Handler"]) == (f"functions/{dirname}/", "app.handler")
+
+
+def test_routes_match_the_contract(functions: dict[str, dict[str, Any]]) -> None:
+    # Given every function's HttpApi events
+    # When they are compared with API.md's routes
+    wrong = {
+        d: sorted(_http_routes(functions[_camel(d)]["Properties"]))
+        for d, routes in ROUTES.items()
+        if _http_routes(functions[_camel(d)]["Properties"]) != routes
+    }
+    # Then each function serves exactly its routes, on the one HttpApi
+    assert not wrong, f"functions with the wrong routes: {wrong}"
+    for res in functions.values():
+        for ev in (res["Properties"].get("Events") or {}).values():
+            if ev.get("Type") == "HttpApi":
+                assert ev["Properties"]["ApiId"] == {"Ref": "HttpApi"}
+
+
+def test_every_function_has_its_code(functions: dict[str, dict[str, Any]]) -> None:
+    # Given every function of the template (HTTP routes, the authorizer, the event consumer)
+    # When its handler's source file is looked up
+    missing = sorted(
+        f"{name} -> {_code_file(res['Properties']).relative_to(ROOT)}"
+        for name, res in functions.items()
+        if not _code_file(res["Properties"]).is_file()
+    )
+    # Then it exists
+    assert not missing, "handlers without code:\n  " + "\n  ".join(missing)
+
+
+def test_only_health_and_docs_are_public(functions: dict[str, dict[str, Any]]) -> None:
+    # Given every HttpApi event
+    public: set[tuple[str, str]] = set()
+    for res in functions.values():
+        for ev in (res["Properties"].get("Events") or {}).values():
+            if ev.get("Type") != "HttpApi":
+                continue
+            # When its Auth says Authorizer: NONE
+            if (ev["Properties"].get("Auth") or {}).get("Authorizer") == "NONE":
+                public.add((ev["Properties"]["Method"], ev["Properties"]["Path"]))
+    # Then only liveness and the docs skip the authorizer
+    assert public == PUBLIC_ROUTES
+
+
+def test_authorizer_is_the_default_and_caches_at_most_a_minute(template: dict[str, Any]) -> None:
+    # Given the HttpApi
+    api = template["Resources"]["HttpApi"]
+    assert api["Type"] == "AWS::Serverless::HttpApi"
+    # When its auth settings are read
+    auth = api["Properties"]["Auth"]
+    authorizer = auth["Authorizers"][auth["DefaultAuthorizer"]]
+    # Then every route goes through the Lambda authorizer (v2 payload, simple responses),
+    # keyed on the Authorization header, cached ≤ 60 s so a revoked key dies within a minute
+    assert auth["DefaultAuthorizer"] == "LambdaAuthorizer"
+    assert authorizer["FunctionArn"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
+    assert authorizer["AuthorizerPayloadFormatVersion"] == "2.0"
+    assert authorizer["EnableSimpleResponses"] is True
+    assert authorizer["Identity"]["Headers"] == ["Authorization"]
+    assert 0 <= int(authorizer["Identity"]["ReauthorizeEvery"]) <= 60
+
+
+@pytest.mark.parametrize("dirname", sorted(READ_ONLY))
+def test_read_only_functions_cannot_write(functions: dict[str, dict[str, Any]], dirname: str) -> None:
+    # Given a function that only reads
+    props = functions[_camel(dirname)]["Properties"]
+    # When its policies are listed
+    names = _policy_names(props)
+    # Then they are read-only policy templates, never CRUD, PutEvents, Encrypt or inline statements
+    assert names <= READ_POLICIES, f"{dirname} has write-capable policies: {sorted(names - READ_POLICIES)}"
+    if dirname in {"health", "docs"}:
+        assert not names, f"{dirname} needs no AWS access"
+
+
+def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
+    # Given every function outside the read-only set
+    for dirname in set(ROUTES) - READ_ONLY:
+        names = _policy_names(functions[_camel(dirname)]["Properties"])
+        # Then it may write the table
+        assert "DynamoDBCrudPolicy" in names, dirname
+
+    # And exactly the Gemini callers can decrypt provider keys, and only providers_put encrypts
+    def having(policy: str) -> set[str]:
+        return {d for d in ROUTES if policy in _policy_names(functions[_camel(d)]["Properties"])}
+
+    assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
+    assert having("KMSEncryptPolicy") == {"providers_put"}
+    # And only ingest publishes events, and only ingest keeps idempotency records
+    assert having("EventBridgePutEventsPolicy") == {"memory_ingest"}
+    idempotent = {
+        d
+        for d in ROUTES
+        for policy in functions[_camel(d)]["Properties"].get("Policies") or []
+        if isinstance(policy, dict)
+        and any(v == {"TableName": {"Ref": "IdempotencyTable"}} for v in policy.values())
+    }
+    assert idempotent == {"memory_ingest"}
+
+
+def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(template: dict[str, Any]) -> None:
+    # Given the memory table
+    table = template["Resources"]["MemoryTable"]
+    props = table["Properties"]
+    # When its definition is read
+    keys = {k["AttributeName"]: k["KeyType"] for k in props["KeySchema"]}
+    types = {a["AttributeName"]: a["AttributeType"] for a in props["AttributeDefinitions"]}
+    # Then it is pk/sk strings, on demand, TTL on `ttl`, point-in-time recovery and encryption on
+    assert table["Type"] == "AWS::DynamoDB::Table"
+    assert keys == {"pk": "HASH", "sk": "RANGE"}
+    assert types == {"pk": "S", "sk": "S"}
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+    assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert props["SSESpecification"]["SSEEnabled"] is True
+    assert table.get("DeletionPolicy") == "Retain"
+
+
+def test_idempotency_table_has_the_powertools_layout(template: dict[str, Any]) -> None:
+    # Given the idempotency table
+    props = template["Resources"]["IdempotencyTable"]["Properties"]
+    # Then it has Powertools' default key and TTL attribute
+    assert [(k["AttributeName"], k["KeyType"]) for k in props["KeySchema"]] == [("id", "HASH")]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
+
+
+def test_summaries_are_delivered_with_retries_and_a_dead_letter_queue(
+    functions: dict[str, dict[str, Any]],
+) -> None:
+    # Given the session summarizer's events
+    events = functions["SummarizeSessionFunction"]["Properties"]["Events"]
+    rule = events["Summary"]
+    # Then one EventBridge rule on MemoryBus matches SessionSummaryDue, retried and dead-lettered
+    assert rule["Type"] == "EventBridgeRule"
+    props = rule["Properties"]
+    assert props["EventBusName"] == {"Ref": "MemoryBus"}
+    assert props["Pattern"] == {"source": ["synapse.memory"], "detail-type": ["SessionSummaryDue"]}
+    assert int(props["RetryPolicy"]["MaximumRetryAttempts"]) >= 1
+    assert int(props["RetryPolicy"]["MaximumEventAgeInSeconds"]) >= 60
+    assert props["DeadLetterConfig"]["Type"] == "SQS"
+
+
+def test_globals_give_every_function_the_same_runtime_and_settings(template: dict[str, Any]) -> None:
+    # Given the function globals
+    fn = template["Globals"]["Function"]
+    env = fn["Environment"]["Variables"]
+    # Then the runtime, layer and the settings the shared package reads are there
+    assert fn["Runtime"] == "python3.13"
+    assert fn["Layers"] == [{"Ref": "CommonLayer"}]
+    assert fn["Tracing"] == "Active"
+    assert int(fn["Timeout"]) <= 29
+    for name in (
+        "MEMORY_TABLE", "IDEMPOTENCY_TABLE", "EVENT_BUS_NAME", "KMS_KEY_ID", "JWT_SECRET",
+        "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "GEMINI_API_KEY", "GEMINI_BASE_URL",
+        "EMBEDDING_MODEL", "EMBEDDING_DIM", "LLM_MODEL", "API_KEY_PREFIX", "SUMMARY_EVERY",
+        "RAW_MESSAGE_TTL_DAYS", "LOCAL_EMBEDDER", "POWERTOOLS_SERVICE_NAME",
+    ):  # fmt: skip
+        assert name in env, name
+    assert env["LOCAL_EMBEDDER"] == "none"
+    # And the secrets are never echoed back by CloudFormation
+    params = template["Parameters"]
+    assert params["JwtSecret"]["NoEcho"] is True
+    assert params["GeminiApiKey"]["NoEcho"] is True
+
+
+def test_common_layer_is_built_from_layers_common(template: dict[str, Any]) -> None:
+    # Given the shared layer
+    layer = template["Resources"]["CommonLayer"]
+    # Then sam build pip-installs its requirements for python3.13
+    assert layer["Type"] == "AWS::Serverless::LayerVersion"
+    assert layer["Properties"]["ContentUri"] == "layers/common/"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.13"]
+    assert layer["Metadata"]["BuildMethod"] == "python3.13"
+
+
+def test_every_function_has_a_sample_event(functions: dict[str, dict[str, Any]]) -> None:
+    # Given the function dirs
+    # When events/<dir>.json is looked up
+    missing = sorted(f"events/{d}.json" for d in ROUTES if not (ROOT / "events" / f"{d}.json").is_file())
+    # Then every function has one (sam local invoke -e, and the integration tests)
+    assert not missing, f"missing sample events: {missing}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "events").glob("*.json")), ids=lambda p: p.name)
+def test_sample_http_events_match_a_template_route(functions: dict[str, dict[str, Any]], path: Path) -> None:
+    # Given a sample event
+    event = json.loads(path.read_text(encoding="utf-8"))
+    if event.get("version") != "2.0" or "routeKey" not in event:
+        pytest.skip("not an HTTP API route event")
+    # When its route key is looked up among the template's routes
+    all_routes = {f"{m} {p}" for res in functions.values() for m, p in _http_routes(res["Properties"])}
+    # Then it names a real route, and its method and raw path agree with it
+    assert event["routeKey"] in all_routes
+    method, _ = event["routeKey"].split(" ", 1)
+    assert event["requestContext"]["http"]["method"] == method
+    assert event["rawPath"] == event["requestContext"]["http"]["path"]
+    if event["routeKey"] not in {f"{m} {p}" for m, p in PUBLIC_ROUTES}:
+        ctx = event["requestContext"]["authorizer"]["lambda"]
+        assert set(ctx) == {"userId", "kind", "scopes", "keyId"}
