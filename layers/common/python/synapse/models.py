@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    field_validator,
+)
 
 
 class Category(StrEnum):
@@ -36,3 +49,187 @@ class Role(StrEnum):
     assistant = "assistant"
     system = "system"
     tool = "tool"
+
+
+# --- shared field types -------------------------------------------------------------------
+
+
+USER_ID_RE = re.compile(r"^[A-Za-z0-9._@-]{1,128}$")
+SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+KEY_PATTERN = r"^[a-z0-9][a-z0-9_]{0,99}$"
+MAX_CONTENT = 8000
+MAX_TAGS = 20
+MAX_TAG_LEN = 50
+
+
+def utcnow() -> datetime:
+    """Now, UTC, to the second (the API's timestamps carry no fractions)."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def _as_utc(value: datetime) -> datetime:
+    # A naive timestamp is taken as UTC; everything is stored and shown in UTC.
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def iso(value: datetime) -> str:
+    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(value: str) -> datetime:
+    return _as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+
+
+Timestamp = Annotated[datetime, AfterValidator(_as_utc), PlainSerializer(iso, return_type=str)]
+UserId = Annotated[str, StringConstraints(pattern=USER_ID_RE.pattern)]
+SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]
+MemoryKey = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT)]
+
+
+def normalize_tags(tags: list[str]) -> list[str]:
+    """Lower-case, trim, drop empties and duplicates, keep first-seen order."""
+    seen: dict[str, None] = {}
+    for tag in tags:
+        clean = tag.strip().lower()
+        if clean:
+            seen.setdefault(clean, None)
+    return list(seen)
+
+
+def _check_tags(tags: list[str]) -> list[str]:
+    if len(tags) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags are allowed")
+    for tag in tags:
+        if len(tag.strip()) > MAX_TAG_LEN:
+            raise ValueError(f"a tag is at most {MAX_TAG_LEN} characters")
+    return normalize_tags(tags)
+
+
+Tags = Annotated[list[str], AfterValidator(_check_tags)]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class Body(BaseModel):
+    """Request bodies: unknown fields are ignored (never trusted), strings kept as sent."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- the memory object --------------------------------------------------------------------
+
+
+class Memory(BaseModel):
+    id: str
+    category: Category
+    key: str
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    priority: Priority = Priority.normal
+    source: Source
+    verified: bool
+    confidence: float
+    expires_at: Timestamp | None = None
+    user_id: str
+    session_id: str | None = None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    def is_live(self, now: datetime) -> bool:
+        return self.expires_at is None or self.expires_at > now
+
+
+class ScoredMemory(Memory):
+    score: float
+
+
+class MemoryIn(Body):
+    """POST /memory: create, or update the memory with the same (category, key)."""
+
+    userId: UserId | None = None
+    category: Category
+    key: MemoryKey
+    content: Annotated[Content, AfterValidator(_not_blank)]
+    tags: Tags = Field(default_factory=list)
+    priority: Priority = Priority.normal
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    expires_at: Timestamp | None = None
+
+
+class MemoryPatch(Body):
+    """PUT /memory/{id}: category and key are part of the id and cannot change."""
+
+    userId: UserId | None = None
+    content: Annotated[Content, AfterValidator(_not_blank)] | None = None
+    tags: Tags | None = None
+    priority: Priority | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    expires_at: Timestamp | None = None
+    category: Category | None = None
+    key: MemoryKey | None = None
+
+
+class MemoryList(BaseModel):
+    memories: list[Memory]
+    next_cursor: str | None = None
+
+
+class Memories(BaseModel):
+    memories: list[Memory]
+
+
+class ScoredMemories(BaseModel):
+    memories: list[ScoredMemory]
+
+
+# --- keys ---------------------------------------------------------------------------------
+
+
+class Scope(StrEnum):
+    read = "memory:read"
+    write = "memory:write"
+
+
+class KeyIn(Body):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
+    scopes: list[Scope] = Field(min_length=1, max_length=2)
+
+    @field_validator("scopes")
+    @classmethod
+    def _unique(cls, scopes: list[Scope]) -> list[Scope]:
+        return sorted(set(scopes))
+
+
+class ApiKeyInfo(BaseModel):
+    key_id: str
+    name: str
+    scopes: list[Scope]
+    hint: str
+    created_at: Timestamp
+
+
+class ApiKeyCreated(BaseModel):
+    key_id: str
+    key: str
+    name: str
+    scopes: list[Scope]
+    created_at: Timestamp
+
+
+class ApiKeyList(BaseModel):
+    keys: list[ApiKeyInfo]
+
+
+class Health(BaseModel):
+    status: str = "ok"
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")

@@ -1,0 +1,38 @@
+"""GET /openapi.json and GET /docs — the merged OpenAPI document of every function, and Swagger UI.
+
+This function is packaged with the whole functions/ folder so Powertools' OpenAPI merge can read
+each function's resolver.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from synapse import api
+
+_FUNCTIONS = Path(__file__).resolve().parent.parent
+_TITLE = "Synapse — long-term memory for LLM agents"
+_BEARER = {"bearer": HTTPBearer(description="A user's JWT, or an agent's API key (gts_live_…)")}
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+app.configure_openapi_merge(
+    path=str(_FUNCTIONS),
+    pattern="*/app.py",
+    exclude=["**/docs/**", "**/__pycache__/**"],
+    title=_TITLE,
+    version="1.0.0",
+    security_schemes=_BEARER,  # type: ignore[arg-type]
+    security=[{"bearer": []}],
+    on_conflict="first",
+)
+app.enable_swagger(path="/docs", title=_TITLE, security_schemes=_BEARER, security=[{"bearer": []}])  # type: ignore[arg-type]
+
+
+@app.get("/openapi.json", summary="The OpenAPI document", tags=["service"], include_in_schema=False)
+def openapi() -> dict[str, Any]:
+    return app.get_openapi_merge_schema()
+
+
+handler = api.entrypoint(app, public=True)

@@ -1,0 +1,16 @@
+"""GET /health — liveness (public)."""
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from synapse import api
+from synapse.models import Health
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/health", summary="Liveness", tags=["service"])
+def health() -> Health:
+    return Health()
+
+
+handler = api.entrypoint(app, public=True)

@@ -1,0 +1,28 @@
+"""POST /keys — issue an API key for an agent (users only); the plain key is shown once."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from synapse import api, auth
+from synapse.auth import Principal
+from synapse.models import ApiKeyCreated, KeyIn
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.post(
+    "/keys",
+    summary="Create an API key (users only)",
+    tags=["keys"],
+    responses={201: {"description": "Created"}},
+)
+def create_key(body: KeyIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[ApiKeyCreated]:
+    record, plain = auth.issue_api_key(who.user_id, body.name, [s.value for s in body.scopes])
+    created = ApiKeyCreated(
+        key_id=record.key_id, key=plain, name=record.name, scopes=body.scopes, created_at=record.created_at
+    )
+    return Response(status_code=201, content_type=api.JSON, body=created)
+
+
+handler = api.entrypoint(app, user_only=True)

@@ -1,0 +1,24 @@
+"""DELETE /keys/{keyId} — revoke an API key (users only)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from synapse import api, store
+from synapse.auth import Principal
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.delete(
+    "/keys/<keyId>",
+    summary="Revoke an API key (users only)",
+    tags=["keys"],
+    responses={204: {"description": "Revoked"}},
+)
+def delete_key(keyId: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
+    store.delete_api_key(who.user_id, keyId)
+    return Response(status_code=204)
+
+
+handler = api.entrypoint(app, user_only=True)

@@ -1,0 +1,25 @@
+"""POST /memory — create a memory, or update the one with the same (category, key)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Memory, MemoryIn, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.post(
+    "/memory",
+    summary="Create or update a memory by (category, key)",
+    tags=["memories"],
+    responses={201: {"description": "Created"}, 200: {"description": "Updated (same category and key)"}},
+)
+def create(body: MemoryIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[Memory]:
+    memory, created = memories.put(who, body)
+    return Response(status_code=201 if created else 200, content_type=api.JSON, body=memory)
+
+
+handler = api.entrypoint(app, scope=Scope.write)

@@ -1,0 +1,22 @@
+"""DELETE /memory/{id} — delete a memory."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.delete(
+    "/memory/<id>", summary="Delete a memory", tags=["memories"], responses={204: {"description": "Deleted"}}
+)
+def delete(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
+    memories.delete(who, id)
+    return Response(status_code=204)
+
+
+handler = api.entrypoint(app, scope=Scope.write)

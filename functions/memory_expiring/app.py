@@ -1,0 +1,23 @@
+"""GET /memory/expiring — memories expiring within a window, soonest first."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Memories, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/memory/expiring", summary="Memories expiring soon", tags=["memories"])
+def expiring(
+    who: Annotated[Principal, Depends(api.caller)],
+    within: Annotated[str, Query(max_length=12, description="30m, 24h, 7d")] = "7d",
+) -> Memories:
+    return Memories(memories=memories.expiring(who, within))
+
+
+handler = api.entrypoint(app, scope=Scope.read)

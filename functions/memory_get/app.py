@@ -1,0 +1,19 @@
+"""GET /memory/{id} — one memory."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Memory, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/memory/<id>", summary="Get a memory", tags=["memories"])
+def get(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
+    return memories.get(who, id)
+
+
+handler = api.entrypoint(app, scope=Scope.read)

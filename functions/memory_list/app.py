@@ -1,0 +1,31 @@
+"""GET /memory — list memories, filtered, a page at a time."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Category, MemoryList, Scope, Source
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/memory", summary="List memories", tags=["memories"])
+def list_memories(
+    who: Annotated[Principal, Depends(api.caller)],
+    category: Category | None = None,
+    tag: Annotated[str | None, Query(max_length=50)] = None,
+    source: Source | None = None,
+    verified: bool | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+) -> MemoryList:
+    page, next_cursor = memories.list_page(
+        who, category=category, tag=tag, source=source, verified=verified, limit=limit, cursor=cursor
+    )
+    return MemoryList(memories=page, next_cursor=next_cursor)
+
+
+handler = api.entrypoint(app, scope=Scope.read)

@@ -1,0 +1,32 @@
+"""GET /memory/recall — every live memory as plain text for an LLM's context."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from synapse import api, memories, recall
+from synapse.auth import Principal
+from synapse.models import Category, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get(
+    "/memory/recall",
+    summary="Plain-text recall for an LLM context",
+    tags=["recall"],
+    responses={200: {"description": "text/plain", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+def recall_text(
+    who: Annotated[Principal, Depends(api.caller)],
+    category: Category | None = None,
+    tag: Annotated[str | None, Query(max_length=50)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> Response[str]:
+    matching = memories.by_priority(memories.live(who, category=category, tag=tag))
+    text = recall.render_text(who.user_id, matching, limit)
+    return Response(status_code=200, content_type="text/plain; charset=utf-8", body=text)
+
+
+handler = api.entrypoint(app, scope=Scope.read)

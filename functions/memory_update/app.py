@@ -1,0 +1,19 @@
+"""PUT /memory/{id} — change a memory's content, tags, priority, confidence or expiry."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Memory, MemoryPatch, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.put("/memory/<id>", summary="Update a memory", tags=["memories"])
+def update(id: str, body: MemoryPatch, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
+    return memories.update(who, id, body)
+
+
+handler = api.entrypoint(app, scope=Scope.write)

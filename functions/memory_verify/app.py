@@ -1,0 +1,19 @@
+"""POST /memory/{id}/verify — a human marks a memory verified (agents get 403)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, memories
+from synapse.auth import Principal
+from synapse.models import Memory
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.post("/memory/<id>/verify", summary="Verify a memory (users only)", tags=["memories"])
+def verify(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
+    return memories.verify(who, id)
+
+
+handler = api.entrypoint(app, user_only=True)

@@ -1,0 +1,191 @@
+"""HTTP plumbing shared by every function: the resolver's error envelope, the caller, observability.
+
+Each function builds its own `APIGatewayHttpResolver(enable_validation=True)` (so Powertools'
+OpenAPI merge can find it), calls `setup(app)`, and exports `handler = entrypoint(app, ...)`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.request import Request
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from synapse.auth import Principal
+from synapse.errors import (
+    InvalidJson,
+    NotFound,
+    PayloadTooLarge,
+    SynapseError,
+    UpstreamUnavailable,
+    ValidationFailed,
+)
+from synapse.models import Scope
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+MAX_BODY_BYTES = 256 * 1024
+JSON = "application/json; charset=utf-8"
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+
+def envelope(err: SynapseError) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": err.code, "message": err.message}
+    if err.details:
+        body["details"] = err.details
+    return {"error": body}
+
+
+def _headers(err: SynapseError) -> dict[str, str]:
+    headers = {"Content-Type": JSON}
+    if isinstance(err, UpstreamUnavailable):
+        headers["Retry-After"] = str(err.retry_after)
+    return headers
+
+
+def error_response(err: SynapseError) -> Response[Any]:
+    return Response(status_code=err.status, headers=_headers(err), body=json.dumps(envelope(err)))
+
+
+def _raw_error(err: SynapseError) -> dict[str, Any]:
+    """An API Gateway v2 answer built before the resolver runs (auth, size, JSON)."""
+    return {
+        "statusCode": err.status,
+        "headers": _headers(err),
+        "body": json.dumps(envelope(err)),
+        "isBase64Encoded": False,
+    }
+
+
+def _validation_details(errors: Any) -> list[dict[str, Any]]:
+    details = []
+    for e in errors:
+        loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
+        details.append({"loc": loc, "msg": str(e.get("msg", "invalid value"))})
+    return details
+
+
+def _utf8_json(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """The contract says `application/json; charset=utf-8`; Powertools' default omits the charset."""
+    response = next_middleware(app)
+    if response.headers.get("Content-Type") == "application/json":
+        response.headers["Content-Type"] = JSON
+    return response
+
+
+def setup(app: APIGatewayHttpResolver) -> APIGatewayHttpResolver:
+    """Map every failure to the contract's envelope, in one place."""
+
+    app.use(middlewares=[_utf8_json])
+
+    @app.exception_handler(SynapseError)
+    def _synapse_error(err: SynapseError) -> Response[Any]:
+        if err.status >= 500:
+            logger.warning("request failed", extra={"error_code": err.code})
+        return error_response(err)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(err: RequestValidationError) -> Response[Any]:
+        errors = list(err.errors())
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return error_response(InvalidJson("The body is not valid JSON."))
+        details = _validation_details(errors)
+        first = details[0] if details else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"][1:]) or "request"
+        return error_response(ValidationFailed(f"Invalid {where}: {first['msg']}.", details))
+
+    @app.not_found
+    def _no_route(_: Exception) -> Response[Any]:
+        return error_response(NotFound("No such route."))
+
+    @app.exception_handler(Exception)
+    def _unexpected(err: Exception) -> Response[Any]:
+        # the type only: messages and traces may carry user content or secrets
+        logger.error("unhandled error", extra={"error_type": type(err).__name__})
+        return error_response(SynapseError("Something went wrong on our side."))
+
+    return app
+
+
+# --- the caller -----------------------------------------------------------------------------
+
+
+def _authorizer_context(event: dict[str, Any]) -> dict[str, Any] | None:
+    ctx = ((event.get("requestContext") or {}).get("authorizer") or {}).get("lambda")
+    return ctx if isinstance(ctx, dict) else None
+
+
+def caller(request: Request) -> Principal:
+    """The principal, from the authorizer's context only (a `Depends` for routes)."""
+    return Principal.from_context(request.resolved_event.request_context.authorizer.get_lambda)
+
+
+def _body_bytes(event: dict[str, Any]) -> bytes:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body)
+        except ValueError as exc:
+            raise InvalidJson("The body is not valid base64-encoded JSON.") from exc
+    return body.encode()
+
+
+def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, public: bool) -> None:
+    """What must hold before the body is even parsed: size, then who, then JSON.
+
+    Powertools validates the body before any middleware runs, so these checks sit in front of
+    the resolver: a caller without rights learns nothing about the body's shape.
+    """
+    raw = _body_bytes(event)
+    if len(raw) > MAX_BODY_BYTES:
+        raise PayloadTooLarge("The body is larger than 256 KiB.")
+    if not public:
+        who = Principal.from_context(_authorizer_context(event))
+        if user_only:
+            who.require_user()
+        if scope is not None:
+            who.require(scope)
+    if raw:
+        try:
+            json.loads(raw)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidJson("The body is not valid JSON.") from exc
+        # JSON is read whatever the label (curl -d sends form-urlencoded)
+        headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+        headers["content-type"] = "application/json"
+        event["headers"] = headers
+        event["body"], event["isBase64Encoded"] = raw.decode(), False
+
+
+def entrypoint(
+    app: APIGatewayHttpResolver,
+    *,
+    scope: Scope | None = None,
+    user_only: bool = False,
+    public: bool = False,
+) -> Handler:
+    """The Lambda handler of a function: observability, pre-checks, then the resolver."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics(raise_on_empty_metrics=False)
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+        try:
+            _precheck(event, scope=scope, user_only=user_only, public=public)
+        except SynapseError as err:
+            return _raw_error(err)
+        return app.resolve(event, context)
+
+    return handler

@@ -1,0 +1,170 @@
+"""Who is calling: JWT verification (HS256 / JWKS), API keys (issue, hash, verify), scopes."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import jwt
+
+from synapse import store
+from synapse.config import settings
+from synapse.errors import Forbidden, Unauthorized
+from synapse.models import USER_ID_RE, Scope, Source, utcnow
+
+ALL_SCOPES = (Scope.read.value, Scope.write.value)
+_ASYMMETRIC = ["RS256", "ES256"]
+_KEY_BODY = re.compile(r"^[A-Za-z0-9_-]{32,128}$")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller, as the authorizer established it."""
+
+    user_id: str
+    kind: str  # "user" (a human, JWT) or "agent" (an API key)
+    scopes: frozenset[str] = field(default_factory=frozenset)
+    key_id: str = ""
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind == "user"
+
+    @property
+    def source(self) -> Source:
+        return Source.user if self.is_user else Source.agent
+
+    def require(self, scope: Scope) -> None:
+        if scope.value not in self.scopes:
+            raise Forbidden(f"This API key lacks the {scope.value} scope.")
+
+    def require_user(self) -> None:
+        if not self.is_user:
+            raise Forbidden("Only a signed-in user can do this; API keys cannot.")
+
+    def check_user_id(self, user_id: str | None) -> str:
+        """A userId named in a body or path must be the caller's own; omitted, it is."""
+        if user_id is not None and user_id != self.user_id:
+            raise Forbidden("You can only act on your own memories.")
+        return self.user_id
+
+    def context(self) -> dict[str, str]:
+        """The authorizer's context (simple responses allow only flat string values)."""
+        return {
+            "userId": self.user_id,
+            "kind": self.kind,
+            "scopes": " ".join(sorted(self.scopes)),
+            "keyId": self.key_id,
+        }
+
+    @classmethod
+    def from_context(cls, ctx: dict[str, Any] | None) -> Principal:
+        ctx = ctx or {}
+        user_id, kind = ctx.get("userId"), ctx.get("kind")
+        if not isinstance(user_id, str) or not USER_ID_RE.match(user_id) or kind not in ("user", "agent"):
+            raise Unauthorized(str(ctx.get("error") or "A valid bearer token is required."))
+        return cls(
+            user_id=user_id,
+            kind=kind,
+            scopes=frozenset(str(ctx.get("scopes", "")).split()),
+            key_id=str(ctx.get("keyId", "")),
+        )
+
+
+# --- JWT ----------------------------------------------------------------------------------
+
+
+@cache
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    # PyJWKClient caches the key set; one per container
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=600, timeout=5)
+
+
+def verify_jwt(token: str) -> Principal:
+    """A user's JWT → Principal. Only the configured algorithms are accepted; `exp` is required."""
+    cfg = settings()
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError as exc:
+        raise Unauthorized("The token is not a valid JWT.") from exc
+    alg = header.get("alg")
+    key: Any
+    if alg == "HS256" and cfg.jwt_secret:
+        key, algorithms = cfg.jwt_secret, ["HS256"]
+    elif alg in _ASYMMETRIC and cfg.jwt_jwks_url:
+        try:
+            key, algorithms = _jwks_client(cfg.jwt_jwks_url).get_signing_key_from_jwt(token).key, _ASYMMETRIC
+        except jwt.PyJWKClientError as exc:
+            raise Unauthorized("The token's signing key is unknown.") from exc
+    else:
+        raise Unauthorized("The token's algorithm is not accepted.")
+    try:
+        claims = jwt.decode(
+            token,
+            key,
+            algorithms=algorithms,
+            issuer=cfg.jwt_issuer,
+            audience=cfg.jwt_audience,
+            options={"require": ["exp", "sub"], "verify_aud": cfg.jwt_audience is not None},
+            leeway=30,
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthorized("The token has expired.") from exc
+    except jwt.PyJWTError as exc:
+        raise Unauthorized("The token is not valid.") from exc
+    sub = claims.get("sub")
+    if not isinstance(sub, str) or not USER_ID_RE.match(sub):
+        raise Unauthorized("The token's subject is not a valid userId.")
+    return Principal(user_id=sub, kind="user", scopes=frozenset(ALL_SCOPES))
+
+
+# --- API keys -----------------------------------------------------------------------------
+
+
+def is_api_key(token: str) -> bool:
+    return token.startswith(settings().api_key_prefix)
+
+
+def issue_api_key(user_id: str, name: str, scopes: list[str]) -> tuple[store.ApiKeyRecord, str]:
+    """A new key for `user_id`: returns (record, plain key). Only the SHA-256 of the key is stored."""
+    plain = settings().api_key_prefix + secrets.token_urlsafe(32)
+    record = store.ApiKeyRecord(
+        key_id=uuid.uuid4().hex[:16],
+        user_id=user_id,
+        name=name,
+        scopes=sorted(set(scopes)),
+        hint=f"{settings().api_key_prefix}…{plain[-4:]}",
+        created_at=utcnow(),
+    )
+    store.put_api_key(record, store.hash_secret(plain))
+    return record, plain
+
+
+def verify_api_key(token: str) -> Principal:
+    body = token[len(settings().api_key_prefix) :]
+    if not _KEY_BODY.match(body):
+        raise Unauthorized("The API key is malformed.")
+    record = store.find_api_key(store.hash_secret(token))
+    if record is None:
+        raise Unauthorized("The API key is not valid (unknown or revoked).")
+    return Principal(
+        user_id=record.user_id,
+        kind="agent",
+        scopes=frozenset(s for s in record.scopes if s in ALL_SCOPES),
+        key_id=record.key_id,
+    )
+
+
+def authenticate(authorization: str | None) -> Principal:
+    """The Authorization header → Principal, or Unauthorized."""
+    if not authorization:
+        raise Unauthorized("Send an Authorization: Bearer <token> header.")
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthorized("The Authorization header must be 'Bearer <token>'.")
+    return verify_api_key(token) if is_api_key(token) else verify_jwt(token)

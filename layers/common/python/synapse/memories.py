@@ -1,0 +1,199 @@
+"""The structured memory model: upsert by (category, key), source/verified/confidence rules, reads."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from synapse import store
+from synapse.auth import Principal
+from synapse.errors import NotFound, ValidationFailed
+from synapse.models import (
+    PRIORITY_RANK,
+    Category,
+    Memory,
+    MemoryIn,
+    MemoryPatch,
+    ScoredMemory,
+    Source,
+    normalize_tags,
+    utcnow,
+)
+
+AGENT_CONFIDENCE = 0.7
+USER_CONFIDENCE = 1.0
+_WINDOW = re.compile(r"^\s*(\d{1,6})\s*([mhd])\s*$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def default_confidence(who: Principal) -> float:
+    return USER_CONFIDENCE if who.is_user else AGENT_CONFIDENCE
+
+
+def embed_document(user_id: str, text: str) -> store.Vector | None:
+    """The stored vector of a memory's text, or None when no embedder is configured."""
+    from synapse.embeddings import get_embedder  # lazy: keeps google.genai out of cold starts
+    from synapse.providers import gemini_key_for
+
+    embedder = get_embedder(gemini_key_for(user_id))
+    if embedder is None:
+        return None
+    vec = embedder.embed_documents([text])[0]
+    return store.Vector(data=store.encode_vector(vec), model=embedder.model, dim=int(vec.shape[0]))
+
+
+def document_text(category: Category | str, key: str, content: str) -> str:
+    """What a memory is embedded and searched as: its content, with its key as a hint."""
+    return f"{content}\n({category}: {key.replace('_', ' ')})"
+
+
+def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
+    user_id = who.check_user_id(body.userId)
+    sent = body.model_fields_set
+    fields: dict[str, Any] = {
+        "content": body.content,
+        "source": who.source.value,
+        # only a human's write is verified; an agent's write (re)sets it to false
+        "verified": who.is_user,
+        "confidence": body.confidence if body.confidence is not None else default_confidence(who),
+    }
+    for name in ("tags", "priority", "expires_at"):
+        if name in sent:
+            fields[name] = getattr(body, name)
+    defaults = {"tags": [], "priority": body.priority.value}
+    vector = embed_document(user_id, document_text(body.category, body.key, body.content))
+    return store.upsert_memory(
+        user_id,
+        category=body.category,
+        key=body.key,
+        fields=_storable(fields),
+        defaults=defaults,
+        now=utcnow(),
+        vector=vector,
+    )
+
+
+def _storable(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.value if hasattr(v, "value") else v) for k, v in fields.items()}
+
+
+def get(who: Principal, mem_id: str) -> Memory:
+    memory = store.get_memory(who.user_id, mem_id)
+    if memory is None or not memory.is_live(utcnow()):
+        raise NotFound("No memory with that id.")
+    return memory
+
+
+def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
+    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key."""
+    who.check_user_id(patch.userId)
+    sent = patch.model_fields_set
+    if "category" in sent or "key" in sent:
+        current = store.get_memory(who.user_id, mem_id)
+        if current is None:
+            raise NotFound("No memory with that id.")
+        for name in ("category", "key"):
+            if name in sent and getattr(patch, name) != getattr(current, name):
+                raise ValidationFailed.at(
+                    ["body", name], f"{name} is part of the memory's identity and cannot change"
+                )
+    fields: dict[str, Any] = {"source": who.source.value, "verified": who.is_user}
+    fields["confidence"] = patch.confidence if patch.confidence is not None else default_confidence(who)
+    for name in ("content", "tags", "priority", "expires_at"):
+        if name in sent:
+            value = getattr(patch, name)
+            if value is None and name != "expires_at":
+                raise ValidationFailed.at(["body", name], f"{name} cannot be null")
+            fields[name] = value
+    vector = None
+    if patch.content is not None:
+        current = store.get_memory(who.user_id, mem_id)
+        if current is None:
+            raise NotFound("No memory with that id.")
+        vector = embed_document(who.user_id, document_text(current.category, current.key, patch.content))
+    return store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
+
+
+def delete(who: Principal, mem_id: str) -> None:
+    store.delete_memory(who.user_id, mem_id)
+
+
+def verify(who: Principal, mem_id: str) -> Memory:
+    who.require_user()
+    get(who, mem_id)  # 404 for a missing or expired memory
+    return store.update_memory(who.user_id, mem_id, fields={"verified": True}, now=utcnow())
+
+
+def list_page(
+    who: Principal,
+    *,
+    category: Category | None,
+    tag: str | None,
+    source: Source | None,
+    verified: bool | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Memory], str | None]:
+    flt = store.MemoryFilter(
+        category=category,
+        tag=_tag(tag),
+        source=source,
+        verified=verified,
+        live_at=utcnow(),
+    )
+    return store.query_memories(who.user_id, flt, limit=limit, cursor=cursor)
+
+
+def _tag(tag: str | None) -> str | None:
+    if tag is None:
+        return None
+    clean = normalize_tags([tag])
+    if not clean:
+        raise ValidationFailed.at(["query", "tag"], "tag must not be blank")
+    return clean[0]
+
+
+def by_priority(memories: list[Memory]) -> list[Memory]:
+    """Critical first, then most recently updated: the order an LLM context wants them in."""
+    return sorted(memories, key=lambda m: (-PRIORITY_RANK[m.priority], -m.updated_at.timestamp(), m.key))
+
+
+def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
+    flt = store.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
+    return store.query_memories(who.user_id, flt)[0]
+
+
+def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
+    """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
+    from synapse.ranking import BM25, tokenize, top_k
+
+    memories = live(who, tag=tag)
+    terms = tokenize(query)
+    if not memories or not terms:
+        return []
+    index = BM25(
+        [tokenize(document_text(m.category, m.key, m.content) + " " + " ".join(m.tags)) for m in memories]
+    )
+    scores = index.scores(terms)
+    best = [int(i) for i in top_k(scores, limit) if scores[int(i)] > 0]
+    return [ScoredMemory(**memories[i].model_dump(), score=round(float(scores[i]), 4)) for i in best]
+
+
+def parse_window(within: str) -> timedelta:
+    match = _WINDOW.match(within)
+    if not match:
+        raise ValidationFailed.at(["query", "within"], "within must look like 30m, 24h or 7d")
+    amount, unit = int(match.group(1)), match.group(2)
+    window = timedelta(**{_UNITS[unit]: amount})
+    if window <= timedelta(0) or window > timedelta(days=3650):
+        raise ValidationFailed.at(["query", "within"], "within must be between 1m and 3650d")
+    return window
+
+
+def expiring(who: Principal, within: str) -> list[Memory]:
+    now = utcnow()
+    flt = store.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
+    memories = store.query_memories(who.user_id, flt)[0]
+    return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))

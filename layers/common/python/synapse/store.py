@@ -1,0 +1,556 @@
+"""The only module that builds keys or calls DynamoDB.
+
+One table; everything of a user lives in the partition `mem:<userId>` (see DESIGN.md, "Data").
+AWS errors are translated here into the project's own exceptions.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import numpy as np
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from synapse.config import settings
+from synapse.errors import NotFound, UpstreamUnavailable, ValidationFailed
+from synapse.models import Category, Memory, Priority, Source, iso, parse_iso
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Item = dict[str, Any]
+
+# uuid5 namespace of memory ids: id = uuid5(NS, userId \x1f category \x1f key)
+_MEMORY_NS = uuid.UUID("5a3e2f1c-8b7d-4c6e-9f0a-1b2c3d4e5f60")
+_THROTTLED = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+}
+# The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes)
+_MEMORY_ATTRS = (
+    "sk, category, #k, content, tags, priority, #src, verified, confidence, "
+    "expires_at, session_id, created_at, updated_at"
+)
+_MEMORY_NAMES = {"#k": "key", "#src": "source"}
+
+
+# --- keys ---------------------------------------------------------------------------------
+
+
+def memory_id(user_id: str, category: str, key: str) -> str:
+    """The stable id of (user, category, key): storing the same key again updates, never duplicates."""
+    return str(uuid.uuid5(_MEMORY_NS, f"{user_id}\x1f{category}\x1f{key}"))
+
+
+def user_pk(user_id: str) -> str:
+    return f"mem:{user_id}"
+
+
+def nugget_sk(mem_id: str) -> str:
+    return f"nug:{mem_id}"
+
+
+def apikey_pk(key_hash: str) -> str:
+    return f"key:{key_hash}"
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+# --- client -------------------------------------------------------------------------------
+
+
+@cache
+def client() -> DynamoDBClient:
+    """One client per container, created on first use (standard retry mode absorbs throttling)."""
+    return boto3.client(
+        "dynamodb",
+        config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=3, read_timeout=10),
+    )
+
+
+def reset() -> None:
+    """Forget the cached client (tests switch between moto contexts)."""
+    client.cache_clear()
+
+
+def _table() -> str:
+    return settings().table_name
+
+
+@contextmanager
+def _translate() -> Iterator[None]:
+    """AWS failures become UpstreamUnavailable: never a stack trace to the caller."""
+    try:
+        yield
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code", "") in _THROTTLED:
+            raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2) from exc
+        raise
+    except BotoCoreError as exc:
+        raise UpstreamUnavailable("The database is unreachable; try again shortly.", retry_after=5) from exc
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+# --- attribute codec ----------------------------------------------------------------------
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: float | int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _plain(attr: Mapping[str, Any]) -> Any:
+    """A DynamoDB attribute value → Python (numbers to float/int, no Decimal leaks)."""
+    ((kind, value),) = attr.items()
+    if kind == "S":
+        return value
+    if kind == "N":
+        number = Decimal(value)
+        return int(number) if number == number.to_integral_value() and "." not in value else float(number)
+    if kind == "BOOL":
+        return value
+    if kind == "NULL":
+        return None
+    if kind == "B":
+        return value
+    if kind == "L":
+        return [_plain(v) for v in value]
+    if kind == "M":
+        return {k: _plain(v) for k, v in value.items()}
+    if kind == "SS":
+        return list(value)
+    raise ValueError(f"unsupported attribute type {kind}")
+
+
+def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in item.items()}
+
+
+def _memory_from(user_id: str, item: Mapping[str, Any]) -> Memory:
+    raw = plain_item(item)
+    return Memory(
+        id=raw["sk"].removeprefix("nug:"),
+        category=Category(raw["category"]),
+        key=raw["key"],
+        content=raw["content"],
+        tags=raw.get("tags", []),
+        priority=Priority(raw.get("priority", "normal")),
+        source=Source(raw["source"]),
+        verified=bool(raw.get("verified", False)),
+        confidence=float(raw.get("confidence", 1.0)),
+        expires_at=parse_iso(raw["expires_at"]) if raw.get("expires_at") else None,
+        user_id=user_id,
+        session_id=raw.get("session_id"),
+        created_at=parse_iso(raw["created_at"]),
+        updated_at=parse_iso(raw["updated_at"]),
+    )
+
+
+@dataclass(frozen=True)
+class Vector:
+    """An embedding as stored: float16 little-endian bytes, with its model and dimension."""
+
+    data: bytes
+    model: str
+    dim: int
+
+
+def encode_vector(vec: np.ndarray) -> bytes:
+    """float16 little-endian: half the bytes of float32, and no DynamoDB number list (~10x larger)."""
+    return np.asarray(vec, dtype="<f2").tobytes()
+
+
+def decode_vector(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype="<f2").astype(np.float32)
+
+
+# --- memories -----------------------------------------------------------------------------
+
+
+def upsert_memory(
+    user_id: str,
+    *,
+    category: Category,
+    key: str,
+    fields: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    now: datetime,
+    vector: Vector | None = None,
+) -> tuple[Memory, bool]:
+    """Create the memory of (category, key), or update it in place. Returns (memory, created).
+
+    `fields` are always written; `defaults` only where the memory has no value yet, so an update
+    keeps what the caller did not send. A revision counter tells a create (rev 1) from an update
+    in the same atomic write.
+    """
+    mem_id = memory_id(user_id, category, key)
+    names: dict[str, str] = {"#k": "key", "#rev": "rev"}
+    values: dict[str, Any] = {
+        ":cat": _s(category.value),
+        ":key": _s(key),
+        ":now": _s(iso(now)),
+        ":zero": _n(0),
+        ":one": _n(1),
+    }
+    sets = [
+        "category = :cat",
+        "#k = :key",
+        "updated_at = :now",
+        "created_at = if_not_exists(created_at, :now)",
+        "#rev = if_not_exists(#rev, :zero) + :one",
+    ]
+    removes: list[str] = []
+    for i, (name, value) in enumerate(fields.items()):
+        names[f"#f{i}"] = name
+        if value is None:
+            removes.append(f"#f{i}")
+        else:
+            values[f":f{i}"] = _attr(value)
+            sets.append(f"#f{i} = :f{i}")
+    for i, (name, value) in enumerate(defaults.items()):
+        if name in fields or value is None:
+            continue
+        names[f"#d{i}"] = name
+        values[f":d{i}"] = _attr(value)
+        sets.append(f"#d{i} = if_not_exists(#d{i}, :d{i})")
+    if vector is not None:
+        values.update({":emb": {"B": vector.data}, ":embm": _s(vector.model), ":embd": _n(vector.dim)})
+        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
+    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    with _translate():
+        answer = client().update_item(
+            TableName=_table(),
+            Key={"pk": _s(user_pk(user_id)), "sk": _s(nugget_sk(mem_id))},
+            UpdateExpression=expression,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
+        )
+    item = answer["Attributes"]
+    return _memory_from(user_id, item), int(item["rev"]["N"]) == 1
+
+
+def update_memory(
+    user_id: str,
+    mem_id: str,
+    *,
+    fields: Mapping[str, Any],
+    now: datetime,
+    vector: Vector | None = None,
+) -> Memory:
+    """Change an existing memory's fields (None removes the attribute). NotFound if it does not exist."""
+    names: dict[str, str] = {"#rev": "rev"}
+    values: dict[str, Any] = {":now": _s(iso(now)), ":one": _n(1)}
+    sets = ["updated_at = :now", "#rev = #rev + :one"]
+    removes: list[str] = []
+    for i, (name, value) in enumerate(fields.items()):
+        names[f"#f{i}"] = name
+        if value is None:
+            removes.append(f"#f{i}")
+        else:
+            values[f":f{i}"] = _attr(value)
+            sets.append(f"#f{i} = :f{i}")
+    if vector is not None:
+        values.update({":emb": {"B": vector.data}, ":embm": _s(vector.model), ":embd": _n(vector.dim)})
+        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
+    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    try:
+        with _translate():
+            answer = client().update_item(
+                TableName=_table(),
+                Key={"pk": _s(user_pk(user_id)), "sk": _s(nugget_sk(mem_id))},
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(sk)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise NotFound("No memory with that id.") from exc
+        raise
+    return _memory_from(user_id, answer["Attributes"])
+
+
+def get_memory(user_id: str, mem_id: str) -> Memory | None:
+    with _translate():
+        answer = client().get_item(
+            TableName=_table(),
+            Key={"pk": _s(user_pk(user_id)), "sk": _s(nugget_sk(mem_id))},
+            ProjectionExpression=_MEMORY_ATTRS,
+            ExpressionAttributeNames=_MEMORY_NAMES,
+        )
+    item = answer.get("Item")
+    return _memory_from(user_id, item) if item else None
+
+
+def delete_memory(user_id: str, mem_id: str) -> None:
+    try:
+        with _translate():
+            client().delete_item(
+                TableName=_table(),
+                Key={"pk": _s(user_pk(user_id)), "sk": _s(nugget_sk(mem_id))},
+                ConditionExpression="attribute_exists(sk)",
+            )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise NotFound("No memory with that id.") from exc
+        raise
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    category: Category | None = None
+    tag: str | None = None
+    source: Source | None = None
+    verified: bool | None = None
+    live_at: datetime | None = None  # hide memories expired at this time
+    expiring_before: datetime | None = None  # only memories with expires_at in (live_at, this]
+
+
+def _filter_expression(f: MemoryFilter) -> tuple[str | None, dict[str, str], dict[str, Any]]:
+    parts: list[str] = []
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    if f.category is not None:
+        parts.append("category = :cat")
+        values[":cat"] = _s(f.category.value)
+    if f.tag is not None:
+        parts.append("contains(tags, :tag)")
+        values[":tag"] = _s(f.tag)
+    if f.source is not None:
+        parts.append("#src = :src")
+        names["#src"] = "source"
+        values[":src"] = _s(f.source.value)
+    if f.verified is not None:
+        parts.append("verified = :ver")
+        values[":ver"] = {"BOOL": f.verified}
+    if f.live_at is not None:
+        # ISO timestamps of one fixed format compare correctly as strings
+        parts.append("(attribute_not_exists(expires_at) OR expires_at > :live)")
+        values[":live"] = _s(iso(f.live_at))
+    if f.expiring_before is not None:
+        parts.append("expires_at <= :before")
+        values[":before"] = _s(iso(f.expiring_before))
+    return (" AND ".join(parts) or None), names, values
+
+
+def encode_cursor(sk: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"sk": sk}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        sk = json.loads(raw)["sk"]
+    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
+        raise ValidationFailed.at(["query", "cursor"], "cursor is not one this API returned") from exc
+    if not isinstance(sk, str) or not sk.startswith("nug:"):
+        raise ValidationFailed.at(["query", "cursor"], "cursor is not one this API returned")
+    return sk
+
+
+def query_memories(
+    user_id: str,
+    flt: MemoryFilter,
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> tuple[list[Memory], str | None]:
+    """Memories of a user matching `flt`, in key order, `limit` at most; returns (page, next cursor)."""
+    found: list[Memory] = []
+    expression, names, values = _filter_expression(flt)
+    start = {"pk": _s(user_pk(user_id)), "sk": _s(decode_cursor(cursor))} if cursor else None
+    for item in _query_nuggets(user_id, expression, names, values, start=start):
+        found.append(_memory_from(user_id, item))
+        if limit is not None and len(found) == limit + 1:
+            # one more than asked tells there is a next page, without an extra request
+            found.pop()
+            return found, encode_cursor(nugget_sk(found[-1].id))
+    return found, None
+
+
+def _query_nuggets(
+    user_id: str,
+    filter_expression: str | None,
+    names: dict[str, str],
+    values: dict[str, Any],
+    *,
+    start: dict[str, Any] | None = None,
+    projection: str = _MEMORY_ATTRS,
+) -> Iterator[Item]:
+    """Every nugget item of a user (the prefix query), page by page."""
+    kwargs: dict[str, Any] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :nug)",
+        "ExpressionAttributeValues": {":pk": _s(user_pk(user_id)), ":nug": _s("nug:"), **values},
+        "ProjectionExpression": projection,
+        "ExpressionAttributeNames": {**_MEMORY_NAMES, **names},
+    }
+    if filter_expression:
+        kwargs["FilterExpression"] = filter_expression
+    if start:
+        kwargs["ExclusiveStartKey"] = start
+    while True:
+        with _translate():
+            page = client().query(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _attr(value: Any) -> dict[str, Any]:
+    """Python → DynamoDB attribute value for the few types memories use."""
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int | float):
+        return _n(value)
+    if isinstance(value, datetime):
+        return _s(iso(value))
+    if isinstance(value, str):
+        return _s(value)
+    if isinstance(value, bytes):
+        return {"B": value}
+    if isinstance(value, Sequence):
+        return {"L": [_attr(v) for v in value]}
+    if isinstance(value, Mapping):
+        return {"M": {k: _attr(v) for k, v in value.items()}}
+    raise TypeError(f"cannot store {type(value).__name__}")
+
+
+# --- API keys -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApiKeyRecord:
+    key_id: str
+    user_id: str
+    name: str
+    scopes: list[str]
+    hint: str
+    created_at: datetime
+
+
+def put_api_key(record: ApiKeyRecord, key_hash: str) -> None:
+    """The lookup item (by hash, for the authorizer) and the listing item (in the user's partition)."""
+    common = {
+        "key_id": _s(record.key_id),
+        "name": _s(record.name),
+        "scopes": {"L": [_s(s) for s in record.scopes]},
+        "hint": _s(record.hint),
+        "created_at": _s(iso(record.created_at)),
+    }
+    with _translate():
+        client().transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": _table(),
+                        "Item": {
+                            "pk": _s(apikey_pk(key_hash)),
+                            "sk": _s("key"),
+                            "user_id": _s(record.user_id),
+                            **common,
+                        },
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": _table(),
+                        "Item": {
+                            "pk": _s(user_pk(record.user_id)),
+                            "sk": _s(f"apikey:{record.key_id}"),
+                            "key_hash": _s(key_hash),
+                            **common,
+                        },
+                    }
+                },
+            ]
+        )
+
+
+def _key_record(user_id: str, raw: Mapping[str, Any]) -> ApiKeyRecord:
+    return ApiKeyRecord(
+        key_id=raw["key_id"],
+        user_id=user_id,
+        name=raw["name"],
+        scopes=list(raw.get("scopes", [])),
+        hint=raw.get("hint", ""),
+        created_at=parse_iso(raw["created_at"]),
+    )
+
+
+def find_api_key(key_hash: str) -> ApiKeyRecord | None:
+    with _translate():
+        answer = client().get_item(
+            TableName=_table(), Key={"pk": _s(apikey_pk(key_hash)), "sk": _s("key")}, ConsistentRead=True
+        )
+    if "Item" not in answer:
+        return None
+    raw = plain_item(answer["Item"])
+    return _key_record(raw["user_id"], raw)
+
+
+def list_api_keys(user_id: str) -> list[ApiKeyRecord]:
+    return [_key_record(user_id, plain_item(item)) for item in _query_prefix(user_id, "apikey:")]
+
+
+def delete_api_key(user_id: str, key_id: str) -> None:
+    sk = {"pk": _s(user_pk(user_id)), "sk": _s(f"apikey:{key_id}")}
+    with _translate():
+        listing = client().get_item(TableName=_table(), Key=sk, ConsistentRead=True).get("Item")
+    if not listing:
+        raise NotFound("No API key with that id.")
+    with _translate():
+        client().transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": _table(), "Key": sk}},
+                {
+                    "Delete": {
+                        "TableName": _table(),
+                        "Key": {"pk": _s(apikey_pk(listing["key_hash"]["S"])), "sk": _s("key")},
+                    }
+                },
+            ]
+        )
+
+
+def _query_prefix(user_id: str, prefix: str) -> Iterator[Item]:
+    kwargs: dict[str, Any] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)",
+        "ExpressionAttributeValues": {":pk": _s(user_pk(user_id)), ":pre": _s(prefix)},
+    }
+    while True:
+        with _translate():
+            page = client().query(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
