@@ -1,0 +1,469 @@
+"""Ranking of memories: a Thai-aware tokenizer, BM25, cosine top-k, hybrid fusion and small nudges.
+
+Pure Python and numpy: no AWS, no network, fast to import. The choices below were measured on the
+LoCoMo development split with `bench/locomo/offline.py`; docs/ranking.md has the numbers.
+
+- `tokenize`: NFKC, lower case; Latin/digit words (stopwords and possessive 's dropped, light
+  English suffix folding: plural, -ing, -ed, final -e); runs of
+  Thai (no spaces between words) become character-cluster bigrams and trigrams, where a cluster is a
+  base character with its vowel and tone marks attached.
+- `BM25`: Okapi BM25 over postings (term → doc ids, precomputed weights), scores for every doc.
+- `cosine_scores`, `top_k`: dense similarity and a partial sort.
+- `hybrid_scores`: fusion of dense and lexical scores into one score in [0, 1] per doc.
+- `boost`: small additive nudges for priority and recency, bounded so that they reorder near-ties
+  but never lift a clearly less relevant memory over a clearly more relevant one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BM25",
+    "PRIORITY_NUDGE",
+    "RECENCY_HALF_LIFE_DAYS",
+    "RECENCY_NUDGE",
+    "STOPWORDS",
+    "FusionMethod",
+    "boost",
+    "cosine_scores",
+    "hybrid_scores",
+    "tokenize",
+    "top_k",
+]
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.intp]
+FusionMethod = Literal["rrf", "zscore", "minmax"]
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizer
+# ---------------------------------------------------------------------------------------------
+
+# A small English stopword list: function words that carry no topic. Question words are in it
+# ("when did X go to Y" should match on X, go, Y), negations are not.
+STOPWORDS: frozenset[str] = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "ll",
+        "re",
+        "ve",
+        "d",
+        "m",
+    ]
+)
+
+_THAI_DIGITS = str.maketrans("๐๑๒๓๔๕๖๗๘๙", "0123456789")
+# Possessive 's (ASCII or typographic apostrophe) at the end of a word: "Alice's" → "alice".
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# Thai block runs, or runs of other letters/digits (underscore splits words: "user_name").
+_TOKEN = re.compile(r"([\u0e00-\u0e7f]+)|([^\W_\u0e00-\u0e7f]+)")
+# Thai characters written after their base character: above/below vowels, tone marks, thanthakhat.
+_THAI_MARKS = frozenset(
+    "\u0e31\u0e34\u0e35\u0e36\u0e37\u0e38\u0e39\u0e3a\u0e47\u0e48\u0e49\u0e4a\u0e4b\u0e4c\u0e4d\u0e4e"
+)
+# Thai signs that are not letters: paiyannoi, maiyamok (repeat), fongman, angkhankhu, khomut.
+_THAI_PUNCT = re.compile("[\u0e2f\u0e46\u0e4f\u0e5a\u0e5b]+")
+
+
+def _thai_clusters(run: str) -> list[str]:
+    clusters: list[str] = []
+    for ch in run:
+        if ch in _THAI_MARKS and clusters:
+            clusters[-1] += ch
+        else:
+            clusters.append(ch)
+    return clusters
+
+
+def _thai_ngrams(run: str, out: list[str]) -> None:
+    for part in _THAI_PUNCT.split(run):
+        clusters = _thai_clusters(part)
+        n = len(clusters)
+        if n == 0:
+            continue
+        if n == 1:
+            out.append(clusters[0])
+            continue
+        for i in range(n - 1):
+            out.append(clusters[i] + clusters[i + 1])
+            if i + 2 < n:
+                out.append(clusters[i] + clusters[i + 1] + clusters[i + 2])
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _fold(word: str) -> str:
+    """Light English suffix folding, so "hikes", "hiking" and "hiked" meet "hike".
+
+    Not a real stemmer: plural -s/-es/-ies, then -ing or -ed (with a doubled final consonant
+    undone: "running" → "run"), then a final -e. Applied the same way to documents and queries, so
+    only consistency matters. ASCII words longer than three letters only: other languages and
+    short words are left alone.
+    """
+    w = word
+    if len(w) <= 3 or not w.isascii() or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("ches", "shes", "ses", "xes", "zes", "oes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        stem = w[: -len(suffix)]
+        if w.endswith(suffix) and len(stem) >= 3 and not _VOWELS.isdisjoint(stem):
+            w = stem
+            if w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+def tokenize(text: str) -> list[str]:
+    """Terms of `text` for full-text ranking, in order (with repeats).
+
+    >>> tokenize("Alice's Docker swarms")
+    ['alice', 'docker', 'swarm']
+    >>> tokenize("ผมชอบ Docker")[-1]
+    'docker'
+    """
+    norm = unicodedata.normalize("NFKC", text).lower().translate(_THAI_DIGITS)
+    norm = _POSSESSIVE.sub("", norm)
+    out: list[str] = []
+    for thai, word in _TOKEN.findall(norm):
+        if thai:
+            _thai_ngrams(thai, out)
+        elif word not in STOPWORDS:
+            out.append(_fold(word))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# BM25
+# ---------------------------------------------------------------------------------------------
+
+
+class BM25:
+    """Okapi BM25 over a fixed list of documents (each a list of tokens).
+
+    IDF is Lucene's, ``log(1 + (N - df + 0.5) / (df + 0.5))``, always positive. Per-term document
+    weights are computed once at build time, so scoring a query is one vectorised add per term.
+    """
+
+    __slots__ = ("_postings", "avgdl", "b", "k1", "n_docs")
+
+    def __init__(self, docs: Sequence[Sequence[str]], *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self.n_docs = len(docs)
+        lengths = np.fromiter((len(d) for d in docs), dtype=np.float32, count=self.n_docs)
+        self.avgdl = float(lengths.mean()) if self.n_docs and lengths.sum() > 0 else 1.0
+        ids: dict[str, list[int]] = {}
+        tfs: dict[str, list[int]] = {}
+        for i, doc in enumerate(docs):
+            for term, count in Counter(doc).items():
+                ids.setdefault(term, []).append(i)
+                tfs.setdefault(term, []).append(count)
+        norm = k1 * (1.0 - b + b * lengths / self.avgdl)  # per-doc length normalisation
+        self._postings: dict[str, tuple[IntArray, FloatArray]] = {}
+        for term, doc_ids in ids.items():
+            idx = np.asarray(doc_ids, dtype=np.intp)
+            tf = np.asarray(tfs[term], dtype=np.float32)
+            df = len(doc_ids)
+            idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+            weight = (idf * tf * (k1 + 1.0) / (tf + norm[idx])).astype(np.float32)
+            self._postings[term] = (idx, weight)
+
+    def __len__(self) -> int:
+        return self.n_docs
+
+    def idf(self, term: str) -> float:
+        """The term's IDF (0.0 for a term no document has)."""
+        posting = self._postings.get(term)
+        if posting is None:
+            return 0.0
+        df = len(posting[0])
+        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+    def scores(self, query_tokens: Iterable[str]) -> FloatArray:
+        """BM25 score of every document for the query (float32, shape (n_docs,)).
+
+        A term repeated in the query counts once per occurrence.
+        """
+        out = np.zeros(self.n_docs, dtype=np.float32)
+        for term, qtf in Counter(query_tokens).items():
+            posting = self._postings.get(term)
+            if posting is not None:
+                idx, weight = posting
+                out[idx] += weight * np.float32(qtf)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Dense scores and top-k
+# ---------------------------------------------------------------------------------------------
+
+
+def cosine_scores(matrix: np.ndarray, query: np.ndarray) -> FloatArray:
+    """Cosine similarity of every row of `matrix` with `query` (both already L2-normalised)."""
+    if matrix.shape[0] == 0:
+        return np.zeros(0, dtype=np.float32)
+    m = np.asarray(matrix, dtype=np.float32)
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    return np.asarray(m @ q, dtype=np.float32)
+
+
+def top_k(scores: np.ndarray, k: int) -> IntArray:
+    """Indices of the `k` best scores, best first (a partial sort: O(n + k log k))."""
+    n = int(scores.shape[0])
+    k = min(max(int(k), 0), n)
+    if k == 0:
+        return np.zeros(0, dtype=np.intp)
+    neg = -np.asarray(scores, dtype=np.float64)
+    part = np.argpartition(neg, k - 1)[:k] if k < n else np.arange(n, dtype=np.intp)
+    order = np.argsort(neg[part], kind="stable")
+    return np.asarray(part[order], dtype=np.intp)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fusion
+# ---------------------------------------------------------------------------------------------
+
+# Chosen on LoCoMo (docs/ranking.md): reciprocal rank fusion, dense weighted a little above BM25.
+DEFAULT_METHOD: FusionMethod = "rrf"
+DEFAULT_DENSE_WEIGHT = 0.5
+RRF_K = 60.0
+
+
+def _ranks(scores: FloatArray) -> FloatArray:
+    """1-based rank of every score (1 = best); ties share the best rank of their group."""
+    n = scores.shape[0]
+    order = np.argsort(-scores, kind="stable")
+    sorted_scores = scores[order]
+    # The first position of each run of equal scores.
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = sorted_scores[1:] != sorted_scores[:-1]
+    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    ranks = np.empty(n, dtype=np.float32)
+    ranks[order] = (first + 1).astype(np.float32)
+    return ranks
+
+
+def _rrf(scores: FloatArray, k: float, *, positive_only: bool) -> FloatArray:
+    """Reciprocal rank, scaled so that rank 1 is 1.0; docs with no lexical match get 0."""
+    out = ((k + 1.0) / (k + _ranks(scores))).astype(np.float32)
+    if positive_only:
+        out[scores <= 0] = 0.0
+    return out
+
+
+def _minmax(scores: FloatArray) -> FloatArray:
+    lo = float(np.min(scores))
+    hi = float(np.max(scores))
+    if hi - lo <= 1e-12:
+        return np.zeros_like(scores) if hi <= 0 else np.ones_like(scores)
+    return ((scores - lo) / (hi - lo)).astype(np.float32)
+
+
+def _zscore(scores: FloatArray) -> FloatArray:
+    sd = float(scores.std())
+    if sd <= 1e-12:
+        return np.zeros_like(scores)
+    return ((scores - float(scores.mean())) / sd).astype(np.float32)
+
+
+def hybrid_scores(
+    dense: np.ndarray | None,
+    lexical: np.ndarray,
+    *,
+    dense_weight: float = DEFAULT_DENSE_WEIGHT,
+    method: FusionMethod = DEFAULT_METHOD,
+    rrf_k: float = RRF_K,
+) -> FloatArray:
+    """One fused relevance score per document, higher is better, in [0, 1].
+
+    `dense` holds cosine similarities (or None when there is no embedder), `lexical` BM25 scores.
+    Methods: ``"rrf"`` (reciprocal rank fusion: weighted ``(k+1)/(k+rank)`` of each list; documents
+    with no lexical match get no lexical share), ``"zscore"`` and ``"minmax"`` (normalised weighted
+    sums). Without dense scores the result is BM25 divided by its maximum.
+    """
+    lex = np.asarray(lexical, dtype=np.float32)
+    n = lex.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.float32)
+    if dense is None:
+        top = float(lex.max())
+        return (lex / top).astype(np.float32) if top > 0 else np.zeros(n, dtype=np.float32)
+    den = np.asarray(dense, dtype=np.float32)
+    if den.shape != lex.shape:
+        raise ValueError(f"dense {den.shape} and lexical {lex.shape} scores differ in shape")
+    w = min(max(float(dense_weight), 0.0), 1.0)
+    if method == "rrf":
+        fused = w * _rrf(den, rrf_k, positive_only=False) + (1.0 - w) * _rrf(lex, rrf_k, positive_only=True)
+    elif method == "minmax":
+        fused = w * _minmax(den) + (1.0 - w) * _minmax(lex)
+    elif method == "zscore":
+        z = w * _zscore(den) + (1.0 - w) * _zscore(lex)
+        fused = _minmax(z)
+    else:
+        raise ValueError(f"unknown fusion method {method!r}")
+    return np.asarray(fused, dtype=np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Priority and recency
+# ---------------------------------------------------------------------------------------------
+
+# Additive nudges on a fused score in [0, 1]. Priority rank 0..3 = low, normal, high, critical:
+# low −0.02, normal 0, high +0.02, critical +0.04. Recency adds up to +0.02, halving every 30 days
+# since the memory was last updated. The widest possible swing between two memories is 0.08: with
+# RRF scores (rank 1 = 1.0, rank 2 ≈ 0.98, rank 10 ≈ 0.87 for one list) this reorders near-ties by a
+# few places but never lifts a memory that only one signal found over one both signals put on top.
+PRIORITY_NUDGE = 0.02
+RECENCY_NUDGE = 0.02
+RECENCY_HALF_LIFE_DAYS = 30.0
+
+
+def boost(scores: np.ndarray, priorities: np.ndarray, age_days: np.ndarray) -> FloatArray:
+    """`scores` nudged for priority (0 low … 3 critical) and recency (days since last update)."""
+    s = np.asarray(scores, dtype=np.float32)
+    pr = np.clip(np.asarray(priorities, dtype=np.float32), 0.0, 3.0)
+    age = np.maximum(np.asarray(age_days, dtype=np.float32), 0.0)
+    recency = np.exp2(-age / np.float32(RECENCY_HALF_LIFE_DAYS))
+    nudged = s + np.float32(PRIORITY_NUDGE) * (pr - 1.0) + np.float32(RECENCY_NUDGE) * recency
+    return np.asarray(nudged, dtype=np.float32)
