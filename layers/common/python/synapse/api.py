@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -128,7 +128,7 @@ def _authorizer_context(event: dict[str, Any]) -> dict[str, Any] | None:
 
 def caller(request: Request) -> Principal:
     """The principal, from the authorizer's context only (a `Depends` for routes)."""
-    return Principal.from_context(request.resolved_event.request_context.authorizer.get_lambda)
+    return Principal.from_context(_authorizer_context(request.resolved_event.raw_event))
 
 
 def _body_bytes(event: dict[str, Any]) -> bytes:
@@ -188,4 +188,4 @@ def entrypoint(
             return _raw_error(err)
         return app.resolve(event, context)
 
-    return handler
+    return cast(Handler, handler)

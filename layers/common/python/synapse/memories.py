@@ -62,7 +62,7 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
     for name in ("tags", "priority", "expires_at"):
         if name in sent:
             fields[name] = getattr(body, name)
-    defaults = {"tags": [], "priority": body.priority.value}
+    defaults: dict[str, Any] = {"tags": [], "priority": body.priority.value}
     vector = embed_document(user_id, document_text(body.category, body.key, body.content))
     return store.upsert_memory(
         user_id,

@@ -109,7 +109,7 @@ def _translate() -> Iterator[None]:
 
 
 def _is_condition_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
 # --- attribute codec ----------------------------------------------------------------------
