@@ -1,0 +1,230 @@
+"""The embedded AWS: moto's server on loopback, the template's tables, bus and key, hooks and TTL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import boto3
+import boto3.session
+import botocore.session
+from botocore.exceptions import ClientError
+
+from local.apigw import ACCOUNT_ID, REGION
+
+log = logging.getLogger("local.aws")
+
+_TABLE_PROPS = (
+    "TableName",
+    "AttributeDefinitions",
+    "KeySchema",
+    "BillingMode",
+    "ProvisionedThroughput",
+    "GlobalSecondaryIndexes",
+    "LocalSecondaryIndexes",
+    "TableClass",
+)
+
+
+def start_moto() -> tuple[Any, str]:
+    """moto's ThreadedMotoServer on 127.0.0.1 and a free port; returns (server, endpoint URL)."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    return server, f"http://{host}:{port}"
+
+
+def point_boto_at(endpoint: str) -> None:
+    """Every boto3/botocore client created from now on talks to the embedded endpoint."""
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ["AWS_DEFAULT_REGION"] = REGION
+    os.environ["AWS_REGION"] = REGION
+
+
+def raw_client(service: str, endpoint: str | None = None) -> Any:
+    """A client from a plain botocore session: none of the local hooks see its calls."""
+    session = botocore.session.get_session()
+    return session.create_client(
+        service,
+        region_name=REGION,
+        endpoint_url=endpoint or os.environ.get("AWS_ENDPOINT_URL"),
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def hook_every_session(register: Callable[[Any], None]) -> None:
+    """Run `register(session.events)` on every boto3 session, the default one and any made later.
+
+    Handlers use `boto3.client(...)` (the default session), but Powertools' idempotency layer makes its
+    own `boto3.session.Session()`: both must be seen.
+    """
+    init = boto3.session.Session.__init__
+    registrars: list[Callable[[Any], None]] = getattr(init, "_synapse_local_registrars", None) or []
+    if not registrars:
+        original = init
+
+        def patched(self: boto3.session.Session, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            for reg in registrars:
+                reg(self.events)
+
+        patched._synapse_local_registrars = registrars  # type: ignore[attr-defined]
+        boto3.session.Session.__init__ = patched  # type: ignore[method-assign]
+    registrars.append(register)
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    else:
+        register(boto3.DEFAULT_SESSION.events)
+
+
+# --- resources -------------------------------------------------------------------------------------
+
+
+def create_table(client: Any, name: str, props: dict[str, Any]) -> str | None:
+    """Create a table from its CloudFormation Properties; returns its TTL attribute, if any."""
+    params: dict[str, Any] = {k: props[k] for k in _TABLE_PROPS if k in props and _plain(props[k])}
+    params["TableName"] = name
+    if "BillingMode" not in params and "ProvisionedThroughput" not in params:
+        params["BillingMode"] = "PAY_PER_REQUEST"
+    client.create_table(**params)
+    ttl = props.get("TimeToLiveSpecification") or {}
+    attr = ttl.get("AttributeName")
+    if isinstance(attr, str) and ttl.get("Enabled", True) in (True, "true", "True"):
+        client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": attr}
+        )
+        return attr
+    return None
+
+
+def _plain(value: Any) -> bool:
+    """True when no CloudFormation intrinsic function is inside."""
+    if isinstance(value, dict):
+        if any(k == "Ref" or k.startswith("Fn::") for k in value):
+            return False
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return True
+
+
+def ensure_kms_key(client: Any, state_file: Path, description: str = "synapse local provider key") -> str:
+    """A symmetric key whose id and key material survive restarts (moto's material is random per key).
+
+    moto's server runs in this process, so its backend can be reached: the first run saves the new
+    key's id and material; later runs create a key and give it back the saved id and material, so old
+    ciphertexts (which name the key id) still decrypt, encryption context still enforced.
+    """
+    from moto.kms.models import kms_backends
+
+    created = client.create_key(Description=description, KeyUsage="ENCRYPT_DECRYPT")
+    new_id = created["KeyMetadata"]["KeyId"]
+    backend = kms_backends[ACCOUNT_ID][REGION]
+    key = backend.keys[new_id]
+    if state_file.exists():
+        saved = json.loads(state_file.read_text(encoding="utf-8"))
+        old_id = str(saved["key_id"])
+        backend.keys.pop(new_id)
+        key.id = old_id
+        key.arn = key.arn.replace(new_id, old_id)
+        key.key_material = base64.b64decode(saved["key_material"])
+        backend.keys[old_id] = key
+        return old_id
+    write_private(
+        state_file,
+        json.dumps({"key_id": new_id, "key_material": base64.b64encode(key.key_material).decode()}),
+    )
+    return str(new_id)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a small secret file atomically, readable by the owner only, fsync'ed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+# --- TTL -------------------------------------------------------------------------------------------
+
+
+def sweep_expired(client: Any, table: str, attr: str, key_names: list[str], now: float | None = None) -> int:
+    """Delete items whose numeric TTL attribute is in the past (moto never does). Returns the count."""
+    cutoff = int(now if now is not None else time.time())
+    names = {"#t": attr, **{f"#k{i}": k for i, k in enumerate(key_names)}}
+    deleted = 0
+    paginator = client.get_paginator("scan")
+    for page in paginator.paginate(
+        TableName=table,
+        FilterExpression="#t < :now",
+        ProjectionExpression=", ".join(f"#k{i}" for i in range(len(key_names))),
+        ExpressionAttributeNames=names,
+        ExpressionAttributeValues={":now": {"N": str(cutoff)}},
+    ):
+        for item in page.get("Items", []):
+            try:
+                client.delete_item(
+                    TableName=table,
+                    Key={k: item[k] for k in key_names},
+                    ConditionExpression="#t < :now",
+                    ExpressionAttributeNames={"#t": attr},
+                    ExpressionAttributeValues={":now": {"N": str(cutoff)}},
+                )
+                deleted += 1
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+    return deleted
+
+
+class TtlSweeper:
+    """At start and every `interval` seconds, delete expired items through a journaled client."""
+
+    def __init__(self, tables: list[tuple[str, str, list[str]]], interval: float = 60.0) -> None:
+        self.tables = tables
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sweep_once(self) -> int:
+        client = boto3.client("dynamodb")  # the default session: deletes are journaled
+        total = 0
+        for table, attr, keys in self.tables:
+            try:
+                total += sweep_expired(client, table, attr, keys)
+            except Exception as exc:  # noqa: BLE001 - a failed sweep is retried next round
+                log.warning("TTL sweep of %s failed: %s", table, type(exc).__name__)
+        return total
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="ttl-sweeper", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self.sweep_once()
+            if self._stop.wait(self.interval):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

