@@ -120,7 +120,12 @@ class GeminiDouble:
         self._release.clear()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gemini-double", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="gemini-double",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -260,8 +265,8 @@ def _clear_synapse_caches() -> None:
         pass
 
 
-@pytest.fixture
-def gemini_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
+@contextlib.contextmanager
+def running_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
     """A running double, with the environment pointing the real client at it and fast retries.
 
     Sets GEMINI_API_KEY (fake), GEMINI_BASE_URL, GEMINI_TIMEOUT_MS=1000, GEMINI_ATTEMPTS=3 and tiny
@@ -279,5 +284,11 @@ def gemini_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
         yield double
     finally:
         double.stop()
-        monkeypatch.undo()
         _clear_synapse_caches()
+
+
+@pytest.fixture
+def gemini_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
+    """The double as a fixture: `from tests.gemini_double import gemini_double` in a conftest."""
+    with running_double(monkeypatch) as double:
+        yield double
