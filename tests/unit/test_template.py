@@ -293,11 +293,13 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
 def test_common_layer_is_built_from_layers_common(template: dict[str, Any]) -> None:
     # Given the shared layer
     layer = template["Resources"]["CommonLayer"]
-    # Then sam build pip-installs its requirements for python3.13
+    # Then sam build runs the root Makefile's build-CommonLayer target for it (python3.13 runtime)
     assert layer["Type"] == "AWS::Serverless::LayerVersion"
     assert layer["Properties"]["ContentUri"] == "layers/common/"
     assert layer["Properties"]["CompatibleRuntimes"] == ["python3.13"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.13"
+    assert layer["Metadata"]["BuildMethod"] == "makefile"
+    context = ROOT / layer["Metadata"]["ContextPath"]
+    assert "build-CommonLayer:" in (context / "Makefile").read_text(encoding="utf-8")
 
 
 def test_every_function_has_a_sample_event(functions: dict[str, dict[str, Any]]) -> None:

@@ -1,0 +1,94 @@
+# Synapse - thin wrappers. The README names two: `make run` and `make test`.
+# Every target installs what it needs first, so a fresh clone needs only Python 3.13 and make.
+
+ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+# Python 3.13 (the Lambda runtime): on PATH, else pyenv's, else whatever python3 is.
+# pyenv shims exist even when the version is not active, so each candidate is actually run.
+PYTHON ?= $(shell for p in "$$(command -v python3.13)" $$(ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | sort -r) /usr/local/bin/python3.13 /usr/bin/python3.13; do \
+	[ -n "$$p" ] && [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' >/dev/null 2>&1 && { echo "$$p"; exit 0; }; \
+	done; command -v python3)
+
+VENV ?= $(ROOT)/.venv
+# aws-sam-cli pins its own boto3 and friends: it gets a virtual environment of its own.
+SAM_VENV ?= $(ROOT)/.venv-sam
+SAM_CLI_VERSION ?= 1.170.0
+SAM := $(SAM_VENV)/bin/sam
+# sam build looks for the runtime's python3.13 on PATH.
+SAM_PATH := $(dir $(PYTHON)):$(PATH)
+export SAM_CLI_TELEMETRY ?= 0
+
+.PHONY: help venv sam-venv run test lint build bench bench-locomo clean
+
+help:
+	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
+	@echo "make test         the whole test suite (unit, integration, e2e)"
+	@echo "make lint         ruff, ruff format --check, mypy, cfn-lint"
+	@echo "make build        sam build (in its own virtual environment)"
+	@echo "make bench        recall/ingest benchmarks;  make bench-locomo  LoCoMo retrieval"
+
+# ---------------------------------------------------------------- environments
+# The stamp depends on pyproject.toml: dependencies are re-installed only when it changes.
+$(VENV)/.installed: pyproject.toml
+	@echo ">> creating $(VENV) with $(PYTHON)"
+	@test -x "$(VENV)/bin/python" || "$(PYTHON)" -m venv "$(VENV)"
+	@# dependency groups need pip >= 25.1
+	"$(VENV)/bin/python" -m pip install --quiet --upgrade "pip>=25.1"
+	"$(VENV)/bin/python" -m pip install --quiet --group dev
+	@touch "$@"
+
+venv: $(VENV)/.installed
+
+$(SAM_VENV)/.installed:
+	@echo ">> creating $(SAM_VENV) with $(PYTHON)"
+	@test -x "$(SAM_VENV)/bin/python" || "$(PYTHON)" -m venv "$(SAM_VENV)"
+	"$(SAM_VENV)/bin/python" -m pip install --quiet --upgrade pip
+	"$(SAM_VENV)/bin/python" -m pip install --quiet "aws-sam-cli==$(SAM_CLI_VERSION)"
+	@touch "$@"
+
+sam-venv: $(SAM_VENV)/.installed
+
+# ---------------------------------------------------------------- everyday targets
+run: venv
+	"$(VENV)/bin/python" -m local
+
+test: venv
+	"$(VENV)/bin/pytest"
+
+lint: venv
+	"$(VENV)/bin/ruff" check .
+	"$(VENV)/bin/ruff" format --check .
+	"$(VENV)/bin/mypy"
+	"$(VENV)/bin/cfn-lint" template.yaml
+
+build: sam-venv
+	PATH="$(SAM_PATH)" "$(SAM)" validate --lint
+	PATH="$(SAM_PATH)" "$(SAM)" build
+
+bench: venv
+	"$(VENV)/bin/python" -m bench
+
+bench-locomo: venv
+	"$(VENV)/bin/python" -m bench.locomo
+
+clean:
+	rm -rf "$(ROOT)/.aws-sam" "$(ROOT)/.pytest_cache" "$(ROOT)/.mypy_cache" "$(ROOT)/.ruff_cache"
+
+# ---------------------------------------------------------------- sam build hook
+# Called by `sam build` (template.yaml: CommonLayer Metadata BuildMethod makefile, ContextPath .),
+# with ARTIFACTS_DIR set. BuildMethod python3.13 would copy layers/common/ *into* python/ and leave
+# the package at /opt/python/python/synapse, where Lambda cannot import it; this lays the layer out
+# as Lambda expects: /opt/python/synapse next to the dependencies, which are manylinux wheels for
+# the python3.13 x86_64 runtime whatever the build machine runs.
+# Lambda's python3.13 runs on Amazon Linux 2023 (glibc 2.34): any of these wheel tags loads there.
+LAYER_PLATFORMS := $(foreach tag,manylinux_2_34 manylinux_2_28 manylinux_2_17 manylinux2014,--platform $(tag)_x86_64)
+LAYER_PY ?= $(if $(wildcard $(SAM_VENV)/bin/python),$(SAM_VENV)/bin/python,$(PYTHON))
+
+build-CommonLayer:
+	mkdir -p "$(ARTIFACTS_DIR)/python"
+	cp -R "$(ROOT)/layers/common/python/synapse" "$(ARTIFACTS_DIR)/python/"
+	find "$(ARTIFACTS_DIR)/python/synapse" -name __pycache__ -type d -prune -exec rm -rf {} +
+	"$(LAYER_PY)" -m pip install --quiet --disable-pip-version-check \
+		--requirement "$(ROOT)/layers/common/requirements.txt" \
+		--target "$(ARTIFACTS_DIR)/python" \
+		$(LAYER_PLATFORMS) --implementation cp --python-version 3.13 --only-binary=:all:
