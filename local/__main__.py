@@ -19,6 +19,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 3000))
     parser.add_argument("--data-dir", default=os.environ.get("DATA_DIR") or ".local")
     parser.add_argument("--template", default="template.yaml")
+    parser.add_argument(
+        "--sweep-interval",
+        type=float,
+        default=float(os.environ.get("LOCAL_TTL_SWEEP_SECONDS") or 60),
+        help="seconds between TTL sweeps (moto never deletes expired items)",
+    )
     parser.add_argument("--log-level", default=os.environ.get("LOCAL_LOG_LEVEL", "INFO"))
     return parser.parse_args(argv)
 
@@ -61,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     os.environ["PORT"] = str(args.port)
     os.environ["DATA_DIR"] = args.data_dir
-    runtime = LocalRuntime(Path(args.template), Path(args.data_dir), port=args.port)
+    runtime = LocalRuntime(
+        Path(args.template), Path(args.data_dir), port=args.port, sweep_interval=args.sweep_interval
+    )
     stop = threading.Event()
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
