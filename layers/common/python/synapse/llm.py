@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from synapse.config import settings
 from synapse.embeddings import gemini_client, upstream_guard
 from synapse.models import Category, Priority, Role
+from synapse.models import ChatMessage as Message
 
 if TYPE_CHECKING:
     from google import genai
@@ -58,13 +59,6 @@ MAX_CONTENT = 8000
 SUMMARY_MAX_CHARS = 600
 
 # --- models ------------------------------------------------------------------------------------------
-
-
-class Message(BaseModel):
-    """One conversation message, as ingested."""
-
-    role: Role
-    content: str = Field(max_length=MAX_CONTENT)
 
 
 class ExtractedNugget(BaseModel):
@@ -159,7 +153,7 @@ _EN_TRANSIENT = list(
         "good afternoon|morning|gm|gn|np|no problem|no worries|you're welcome|youre welcome|welcome|wow|"
         "oh|ah|uh|oops|sorry|please|there|again|too|and|very|so|much|man|dude|bro|buddy|guys|everyone|"
         "all|mate|i'm fine|im fine|i am fine|i'm good|im good|i am good|not bad|me too|same|same here|"
-        "right|exactly|true|agreed"
+        "right|exactly|true|agreed|actually|well|btw|by the way|anyway|also|just|oh well"
     )
 )
 _EN_TRANSIENT_RE = [
@@ -214,7 +208,7 @@ def is_transient(text: str) -> bool:
 # --- rule extraction ---------------------------------------------------------------------------------
 
 _TH_PARTICLES = re.compile(
-    r"(?:\s*(?:นะครับ|นะคะ|ครับผม|ครับ+|คับ|ค่ะ|คะ|ค่า|จ้า+|จ้ะ|จ๊ะ|นะ|น้า|ฮะ|งับ|เลย|ด้วย|มากๆ|มาก|ที่สุด|แหละ|อ่ะ|อะ))+$"
+    r"(?:\s*(?:นะครับ|นะคะ|ครับผม|ครับ+|คับ|ค่ะ|คะ|ค่า|จ้า+|จ้ะ|จ๊ะ|นะ|น้า|ฮะ|งับ|เลย|ด้วย|มากๆ|มาก|ที่สุด|แหละ|อ่ะ|อะ|แล้ว|อยู่|กว่า|มากกว่า))+$"
 )
 _EN_TRAILING = re.compile(
     r"(?:\s+(?:now|currently|these days|at the moment|right now|too|as well|a lot|very much|so much|"
