@@ -314,15 +314,38 @@ def test_every_function_has_a_sample_event(functions: dict[str, dict[str, Any]])
 def test_sample_http_events_match_a_template_route(functions: dict[str, dict[str, Any]], path: Path) -> None:
     # Given a sample event
     event = json.loads(path.read_text(encoding="utf-8"))
-    if event.get("version") != "2.0" or "routeKey" not in event:
-        pytest.skip("not an HTTP API route event")
+    if event.get("version") != "2.0" or event.get("type") == "REQUEST":
+        pytest.skip("not an HTTP API route event (an authorizer or EventBridge sample)")
     # When its route key is looked up among the template's routes
     all_routes = {f"{m} {p}" for res in functions.values() for m, p in _http_routes(res["Properties"])}
     # Then it names a real route, and its method and raw path agree with it
     assert event["routeKey"] in all_routes
+    assert event["requestContext"]["routeKey"] == event["routeKey"]
     method, _ = event["routeKey"].split(" ", 1)
     assert event["requestContext"]["http"]["method"] == method
     assert event["rawPath"] == event["requestContext"]["http"]["path"]
     if event["routeKey"] not in {f"{m} {p}" for m, p in PUBLIC_ROUTES}:
         ctx = event["requestContext"]["authorizer"]["lambda"]
         assert set(ctx) == {"userId", "kind", "scopes", "keyId"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "events").glob("authorizer*.json")), ids=lambda p: p.name)
+def test_sample_authorizer_events_are_v2_requests_with_the_identity_source(path: Path) -> None:
+    # Given a sample authorizer event
+    event = json.loads(path.read_text(encoding="utf-8"))
+    # Then it is what API Gateway sends a REQUEST authorizer with payload 2.0
+    assert (event["version"], event["type"]) == ("2.0", "REQUEST")
+    assert event["identitySource"] == [event["headers"]["authorization"]]
+    assert "authorizer" not in event["requestContext"]
+
+
+def test_sample_summary_event_matches_the_rule(functions: dict[str, dict[str, Any]]) -> None:
+    # Given the summarizer's sample event and its rule
+    event = json.loads((ROOT / "events/summarize_session.json").read_text(encoding="utf-8"))
+    pattern = functions["SummarizeSessionFunction"]["Properties"]["Events"]["Summary"]["Properties"][
+        "Pattern"
+    ]
+    # Then the rule matches it and it carries the contract's detail
+    assert event["source"] in pattern["source"]
+    assert event["detail-type"] in pattern["detail-type"]
+    assert set(event["detail"]) == {"userId", "sessionId", "msgCount"}
