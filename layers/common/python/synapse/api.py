@@ -33,7 +33,7 @@ from synapse.models import Scope
 
 logger = Logger()
 tracer = Tracer()
-metrics = Metrics()
+metrics = Metrics(namespace="Synapse")
 
 MAX_BODY_BYTES = 256 * 1024
 JSON = "application/json; charset=utf-8"

@@ -56,6 +56,7 @@ class Role(StrEnum):
 
 USER_ID_RE = re.compile(r"^[A-Za-z0-9._@-]{1,128}$")
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
 KEY_PATTERN = r"^[a-z0-9][a-z0-9_]{0,99}$"
 MAX_CONTENT = 8000
 MAX_TAGS = 20
@@ -233,3 +234,83 @@ class Health(BaseModel):
 
 def dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json")
+
+
+# --- conversations ------------------------------------------------------------------------
+
+MAX_MESSAGES = 50
+
+
+class ChatMessage(BaseModel):
+    """One conversation message, as ingested or summarized."""
+
+    role: Role
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT)]
+
+
+Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
+
+
+class IngestIn(Body):
+    userId: UserId | None = None
+    sessionId: SessionId
+    messages: Messages
+
+
+class IngestOut(BaseModel):
+    nuggets_created: int
+    nuggets_updated: int
+    skipped_transient: int
+    identity_updated: bool
+    nuggets: list[Memory]
+
+
+class RecallIn(Body):
+    userId: UserId | None = None
+    query: Annotated[str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_not_blank)]
+    limit: int = Field(default=5, ge=1, le=50)
+    category: Category | None = None
+    tags: Annotated[list[str], AfterValidator(_check_tags)] | None = None
+
+
+class RecalledMemory(BaseModel):
+    id: str
+    text: str
+    type: Category
+    key: str
+    score: float
+    priority: Priority
+    verified: bool
+    created_at: Timestamp
+
+
+class RecallOut(BaseModel):
+    memories: list[RecalledMemory]
+    identity: str | None
+
+
+class SummarizeIn(Body):
+    userId: UserId | None = None
+    sessionId: SessionId
+    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
+
+
+class SummaryOut(BaseModel):
+    summary: str
+    chunk_id: str
+
+
+class IdentityOut(BaseModel):
+    userId: str
+    identity: str | None
+
+
+class SummaryChunk(BaseModel):
+    chunk_id: str
+    summary: str
+    msg_count: int
+    created_at: Timestamp
+
+
+class SummaryList(BaseModel):
+    summaries: list[SummaryChunk]

@@ -143,6 +143,8 @@ def _plain(attr: Mapping[str, Any]) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if kind == "SS":
         return list(value)
+    if kind == "NS":
+        return [_plain({"N": v}) for v in value]
     raise ValueError(f"unsupported attribute type {kind}")
 
 
@@ -554,3 +556,392 @@ def _query_prefix(user_id: str, prefix: str) -> Iterator[Item]:
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+# --- conversations: sessions, raw messages, ingest markers, summaries, identity ----------------
+
+
+def session_sk(session_id: str) -> str:
+    return f"ses:{session_id}"
+
+
+def message_sk(session_id: str, seq: int) -> str:
+    return f"msg:{session_id}:{seq:08d}"
+
+
+def summary_sk(session_id: str, n: int) -> str:
+    return f"sum:{session_id}:chunk_{n:04d}"
+
+
+def _marker_sk(session_id: str, request_hash: str) -> str:
+    return f"ing:{session_id}:{request_hash}"
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    seq: int
+    role: str
+    content: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MessageRange:
+    """The sequence numbers one ingest gave its raw messages: first..last (inclusive)."""
+
+    first: int
+    last: int
+    replayed: bool  # True when this exact request had already stored them (a retry)
+
+
+def _cancel_codes(exc: ClientError) -> list[str]:
+    return [r.get("Code", "") for r in exc.response.get("CancellationReasons", [])]  # type: ignore[union-attr]
+
+
+def _get(user_id: str, sk: str, projection: str | None = None) -> dict[str, Any] | None:
+    kwargs: dict[str, Any] = {
+        "TableName": _table(),
+        "Key": {"pk": _s(user_pk(user_id)), "sk": _s(sk)},
+        "ConsistentRead": True,
+    }
+    if projection:
+        kwargs["ProjectionExpression"] = projection
+    with _translate():
+        item = client().get_item(**kwargs).get("Item")
+    return plain_item(item) if item else None
+
+
+def append_messages(
+    user_id: str,
+    session_id: str,
+    messages: Sequence[tuple[str, str]],
+    *,
+    request_hash: str,
+    now: datetime,
+    ttl_days: int,
+    marker_ttl_seconds: int = 3600,
+) -> MessageRange:
+    """Store one ingest's raw messages and count them into the session, atomically and once.
+
+    One transaction: the session's count moves from the value read to +n (optimistic: a parallel
+    ingest of the same session makes us re-read and retry), the messages take the sequence numbers
+    in between, and a marker of this request makes a retry of it find its range instead of storing
+    the messages twice.
+    """
+    n = len(messages)
+    expires = int(now.timestamp()) + ttl_days * 86400
+    for attempt in range(50):
+        marker = _get(user_id, _marker_sk(session_id, request_hash))
+        if marker is not None:
+            return MessageRange(first=int(marker["first"]), last=int(marker["last"]), replayed=True)
+        session = _get(user_id, session_sk(session_id), "msg_count")
+        count = int(session["msg_count"]) if session else 0
+        first, last = count + 1, count + n
+        pk = _s(user_pk(user_id))
+        condition = (
+            {
+                "ConditionExpression": "msg_count = :count",
+                "ExpressionAttributeValues": {":count": _n(count), ":new": _n(last), ":now": _s(iso(now))},
+            }
+            if session
+            else {
+                "ConditionExpression": "attribute_not_exists(sk)",
+                "ExpressionAttributeValues": {":new": _n(last), ":now": _s(iso(now))},
+            }
+        )
+        items: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": _table(),
+                    "Key": {"pk": pk, "sk": _s(session_sk(session_id))},
+                    "UpdateExpression": "SET msg_count = :new, updated_at = :now",
+                    **condition,
+                }
+            },
+            {
+                "Put": {
+                    "TableName": _table(),
+                    "Item": {
+                        "pk": pk,
+                        "sk": _s(_marker_sk(session_id, request_hash)),
+                        "first": _n(first),
+                        "last": _n(last),
+                        "ttl": _n(int(now.timestamp()) + marker_ttl_seconds),
+                    },
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            },
+        ]
+        for i, (role, content) in enumerate(messages):
+            items.append(
+                {
+                    "Put": {
+                        "TableName": _table(),
+                        "Item": {
+                            "pk": pk,
+                            "sk": _s(message_sk(session_id, first + i)),
+                            "role": _s(role),
+                            "content": _s(content),
+                            "created_at": _s(iso(now)),
+                            "ttl": _n(expires),
+                        },
+                    }
+                }
+            )
+        try:
+            with _translate():
+                client().transact_write_items(TransactItems=items)
+            return MessageRange(first=first, last=last, replayed=False)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code not in ("TransactionCanceledException", "TransactionConflictException"):
+                raise
+            _backoff(attempt)  # another ingest of this session won the race: read again
+    raise UpstreamUnavailable("The session is too busy; try again shortly.", retry_after=1)
+
+
+def _backoff(attempt: int) -> None:
+    import random
+    import time
+
+    time.sleep(min(0.5, 0.005 * (2 ** min(attempt, 6))) * random.random())  # noqa: S311
+
+
+def read_messages(user_id: str, session_id: str, first: int, last: int) -> list[StoredMessage]:
+    """Raw messages first..last of a session (those older than the TTL may be gone)."""
+    kwargs: dict[str, Any] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :a AND :b",
+        "ExpressionAttributeValues": {
+            ":pk": _s(user_pk(user_id)),
+            ":a": _s(message_sk(session_id, max(first, 0))),
+            ":b": _s(message_sk(session_id, last)),
+        },
+        "ConsistentRead": True,
+    }
+    found: list[StoredMessage] = []
+    while True:
+        with _translate():
+            page = client().query(**kwargs)
+        for item in page.get("Items", []):
+            raw = plain_item(item)
+            found.append(
+                StoredMessage(
+                    seq=int(raw["sk"].rsplit(":", 1)[1]),
+                    role=raw["role"],
+                    content=raw["content"],
+                    created_at=parse_iso(raw["created_at"]),
+                )
+            )
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def session_count(user_id: str, session_id: str) -> int:
+    session = _get(user_id, session_sk(session_id), "msg_count")
+    return int(session["msg_count"]) if session else 0
+
+
+@dataclass(frozen=True)
+class Summary:
+    chunk_id: str
+    summary: str
+    msg_count: int
+    created_at: datetime
+
+
+def add_summary(
+    user_id: str,
+    session_id: str,
+    *,
+    summary: str,
+    msg_count: int,
+    now: datetime,
+    boundary: int | None = None,
+) -> Summary | None:
+    """Write the session's next chunk (numbered from 1 in write order).
+
+    With `boundary` (the message count an EventBridge event names), at most one chunk is ever
+    written for it, however often the event arrives: None is returned for a repeat.
+    """
+    for attempt in range(50):
+        session = _get(user_id, session_sk(session_id), "chunks, boundaries")
+        chunks = int(session.get("chunks", 0)) if session else 0
+        done = {int(b) for b in (session or {}).get("boundaries", [])}
+        if boundary is not None and boundary in done:
+            return None
+        n = chunks + 1
+        values: dict[str, Any] = {":n": _n(n), ":now": _s(iso(now))}
+        if session is None:
+            condition = "attribute_not_exists(chunks)"
+        elif "chunks" in session:
+            condition, values[":c"] = "chunks = :c", _n(chunks)
+        else:
+            condition = "attribute_not_exists(chunks)"
+        update = "SET chunks = :n, updated_at = :now"
+        if boundary is not None:
+            update += " ADD boundaries :b"
+            values[":b"] = {"NS": [str(boundary)]}
+        sk = summary_sk(session_id, n)
+        try:
+            with _translate():
+                client().transact_write_items(
+                    TransactItems=[
+                        {
+                            "Update": {
+                                "TableName": _table(),
+                                "Key": {"pk": _s(user_pk(user_id)), "sk": _s(session_sk(session_id))},
+                                "UpdateExpression": update,
+                                "ConditionExpression": condition,
+                                "ExpressionAttributeValues": values,
+                            }
+                        },
+                        {
+                            "Put": {
+                                "TableName": _table(),
+                                "Item": {
+                                    "pk": _s(user_pk(user_id)),
+                                    "sk": _s(sk),
+                                    "summary": _s(summary),
+                                    "msg_count": _n(msg_count),
+                                    "created_at": _s(iso(now)),
+                                },
+                                "ConditionExpression": "attribute_not_exists(sk)",
+                            }
+                        },
+                    ]
+                )
+            return Summary(chunk_id=sk, summary=summary, msg_count=msg_count, created_at=now)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code not in ("TransactionCanceledException", "TransactionConflictException"):
+                raise
+            _backoff(attempt)
+    raise UpstreamUnavailable("The session is too busy; try again shortly.", retry_after=1)
+
+
+def session_boundary_done(user_id: str, session_id: str, boundary: int) -> bool:
+    session = _get(user_id, session_sk(session_id), "boundaries")
+    return boundary in {int(b) for b in (session or {}).get("boundaries", [])}
+
+
+def list_summaries(user_id: str, session_id: str) -> list[Summary]:
+    found = []
+    for item in _query_prefix(user_id, f"sum:{session_id}:chunk_"):
+        raw = plain_item(item)
+        found.append(
+            Summary(
+                chunk_id=raw["sk"],
+                summary=raw["summary"],
+                msg_count=int(raw["msg_count"]),
+                created_at=parse_iso(raw["created_at"]),
+            )
+        )
+    return found
+
+
+def get_identity(user_id: str) -> str | None:
+    with _translate():
+        item = (
+            client()
+            .get_item(
+                TableName=_table(),
+                Key={"pk": _s(user_pk(user_id)), "sk": _s("identity")},
+                ProjectionExpression="#t",
+                ExpressionAttributeNames={"#t": "text"},
+            )
+            .get("Item")
+        )
+    return str(item["text"]["S"]) if item else None
+
+
+def put_identity(user_id: str, text: str | None, now: datetime) -> None:
+    key = {"pk": _s(user_pk(user_id)), "sk": _s("identity")}
+    with _translate():
+        if text:
+            client().put_item(TableName=_table(), Item={**key, "text": _s(text), "updated_at": _s(iso(now))})
+        else:
+            client().delete_item(TableName=_table(), Key=key)
+
+
+def memory_item(memory: Memory, vector: Vector | None, rev: int) -> dict[str, Any]:
+    """A full nugget item (for batched writes, where no update expression is possible)."""
+    item: dict[str, Any] = {
+        "pk": _s(user_pk(memory.user_id)),
+        "sk": _s(nugget_sk(memory.id)),
+        "category": _s(memory.category.value),
+        "key": _s(memory.key),
+        "content": _s(memory.content),
+        "tags": _attr(memory.tags),
+        "priority": _s(memory.priority.value),
+        "source": _s(memory.source.value),
+        "verified": {"BOOL": memory.verified},
+        "confidence": _n(memory.confidence),
+        "created_at": _s(iso(memory.created_at)),
+        "updated_at": _s(iso(memory.updated_at)),
+        "rev": _n(rev),
+    }
+    if memory.expires_at is not None:
+        item["expires_at"] = _s(iso(memory.expires_at))
+    if memory.session_id is not None:
+        item["session_id"] = _s(memory.session_id)
+    if vector is not None:
+        item.update({"emb": {"B": vector.data}, "emb_model": _s(vector.model), "emb_dim": _n(vector.dim)})
+    return item
+
+
+def batch_put(items: Sequence[dict[str, Any]]) -> int:
+    """Put items 25 at a time (BatchWriteItem), re-sending what DynamoDB leaves unprocessed.
+
+    Returns the number of requests made.
+    """
+    requests = 0
+    for start in range(0, len(items), 25):
+        pending: list[Any] = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
+        attempt = 0
+        while pending:
+            with _translate():
+                answer = client().batch_write_item(RequestItems={_table(): pending})
+            requests += 1
+            pending = answer.get("UnprocessedItems", {}).get(_table(), [])
+            if pending:
+                _backoff(attempt)
+                attempt += 1
+                if attempt > 8:
+                    raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
+    return requests
+
+
+def memories_with_rev(user_id: str, flt: MemoryFilter | None = None) -> list[tuple[Memory, int]]:
+    """Live memories with their revision (ingest needs both to write full items)."""
+    expression, names, values = _filter_expression(flt or MemoryFilter())
+    return [
+        (_memory_from(user_id, item), int(plain_item({"rev": item.get("rev", {"N": "1"})})["rev"]))
+        for item in _query_nuggets(
+            user_id, expression, {**names, "#rev": "rev"}, values, projection=_MEMORY_ATTRS + ", #rev"
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class ScoringRows:
+    """What recall scores: the live memories, and the stored vectors of those that have one."""
+
+    memories: list[Memory]
+    vectors: list[bytes | None]
+    models: list[str | None]
+
+
+def scoring_rows(user_id: str, flt: MemoryFilter) -> ScoringRows:
+    expression, names, values = _filter_expression(flt)
+    rows = ScoringRows([], [], [])
+    projection = _MEMORY_ATTRS + ", emb, emb_model, emb_dim"
+    for item in _query_nuggets(user_id, expression, names, values, projection=projection):
+        rows.memories.append(_memory_from(user_id, item))
+        emb = item.get("emb")
+        rows.vectors.append(emb["B"] if emb else None)
+        model = item.get("emb_model")
+        dim = item.get("emb_dim")
+        rows.models.append(f"{model['S']}/{dim['N']}" if model and dim else None)
+    return rows

@@ -1,0 +1,20 @@
+"""GET /memory/identity/{userId} — the user's identity line."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, store
+from synapse.auth import Principal
+from synapse.models import IdentityOut, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/memory/identity/<userId>", summary="The identity line", tags=["conversation"])
+def identity(userId: str, who: Annotated[Principal, Depends(api.caller)]) -> IdentityOut:
+    user_id = who.check_user_id(userId)
+    return IdentityOut(userId=user_id, identity=store.get_identity(user_id))
+
+
+handler = api.entrypoint(app, scope=Scope.read)

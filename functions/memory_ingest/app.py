@@ -1,0 +1,57 @@
+"""POST /memory/ingest — store a conversation's turns and remember what matters in them.
+
+A retry of the same request (same user, session and messages) within an hour returns the first
+answer and creates nothing new (Powertools idempotency on IdempotencyTable).
+"""
+
+from functools import cache
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from synapse import api, ingest
+from synapse.auth import Principal
+from synapse.config import settings
+from synapse.models import IngestIn, IngestOut, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+_config = IdempotencyConfig(expires_after_seconds=3600)
+
+
+def _run(request: dict[str, Any], who: Principal) -> IngestOut:
+    return ingest.ingest(who, IngestIn.model_validate(request))
+
+
+@cache
+def _ingest_once() -> Any:
+    # built on first use: the table name comes from settings, never read at import time
+    return idempotent_function(
+        _run,
+        data_keyword_argument="request",
+        persistence_store=DynamoDBPersistenceLayer(table_name=settings().idempotency_table),
+        config=_config,
+        output_serializer=PydanticSerializer,
+    )
+
+
+@app.post("/memory/ingest", summary="Ingest conversation turns", tags=["conversation"])
+def ingest_route(body: IngestIn, who: Annotated[Principal, Depends(api.caller)]) -> IngestOut:
+    # the idempotency key covers the user: two users' identical requests are different requests
+    request = {**body.model_dump(mode="json"), "userId": who.check_user_id(body.userId)}
+    result: IngestOut = _ingest_once()(request=request, who=who)
+    return result
+
+
+_entry = api.entrypoint(app, scope=Scope.write)
+
+
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    _config.register_lambda_context(context)
+    return _entry(event, context)

@@ -1,0 +1,19 @@
+"""POST /memory/recall — the memories most relevant to a query, and the identity line."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, recall
+from synapse.auth import Principal
+from synapse.models import RecallIn, RecallOut, Scope
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.post("/memory/recall", summary="Semantic + full-text recall", tags=["conversation"])
+def recall_route(body: RecallIn, who: Annotated[Principal, Depends(api.caller)]) -> RecallOut:
+    return recall.recall(who, body)
+
+
+handler = api.entrypoint(app, scope=Scope.read)

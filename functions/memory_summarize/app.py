@@ -1,0 +1,19 @@
+"""POST /memory/summarize — summarize given messages, or the session's last stored ones, as a chunk."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, sessions
+from synapse.auth import Principal
+from synapse.models import Scope, SummarizeIn, SummaryOut
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.post("/memory/summarize", summary="Summarize a session", tags=["conversation"])
+def summarize(body: SummarizeIn, who: Annotated[Principal, Depends(api.caller)]) -> SummaryOut:
+    return sessions.summarize(who.check_user_id(body.userId), body.sessionId, body.messages)
+
+
+handler = api.entrypoint(app, scope=Scope.write)

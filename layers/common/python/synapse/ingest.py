@@ -1,0 +1,175 @@
+"""Ingest: transient filter → extract → embed → upsert → identity → session count → event."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from synapse import events, llm, store
+from synapse.auth import Principal
+from synapse.config import settings
+from synapse.models import (
+    PRIORITY_RANK,
+    Category,
+    IngestIn,
+    IngestOut,
+    Memory,
+    Role,
+    Source,
+    normalize_tags,
+    utcnow,
+)
+from synapse.providers import gemini_key_for
+
+IDENTITY_CATEGORIES = (Category.identity, Category.preference)
+IDENTITY_MAX_ITEMS = 12
+IDENTITY_MAX_CHARS = 600
+
+
+def request_hash(user_id: str, body: IngestIn) -> str:
+    """What makes two ingests "the same request": user, session and messages."""
+    payload = json.dumps(
+        [user_id, body.sessionId, [[m.role.value, m.content] for m in body.messages]],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def ingest(who: Principal, body: IngestIn) -> IngestOut:
+    user_id = who.check_user_id(body.userId)
+    cfg = settings()
+    now = utcnow()
+    # 1. raw messages and the session count first, atomically and once: kept even if Gemini is down
+    span = store.append_messages(
+        user_id,
+        body.sessionId,
+        [(m.role.value, m.content) for m in body.messages],
+        request_hash=request_hash(user_id, body),
+        now=now,
+        ttl_days=cfg.raw_message_ttl_days,
+    )
+    before = span.first - 1
+    events.publish_summaries_due(
+        user_id, body.sessionId, events.summary_boundaries(before, span.last, cfg.summary_every)
+    )
+    # 2. skip transient turns; an all-transient batch makes no model call at all
+    kept = [m for m in body.messages if not llm.is_transient(m.content)]
+    skipped = len(body.messages) - len(kept)
+    if not any(m.role == Role.user for m in kept):
+        return IngestOut(
+            nuggets_created=0,
+            nuggets_updated=0,
+            skipped_transient=skipped,
+            identity_updated=False,
+            nuggets=[],
+        )
+    # 3. one extraction call, shown the keys the user already has
+    current = {(m.category, m.key): (m, rev) for m, rev in store.memories_with_rev(user_id)}
+    existing = [
+        llm.ExistingKey(category=m.category, key=m.key, content=m.content[:200]) for m, _ in current.values()
+    ]
+    api_key = gemini_key_for(user_id)
+    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
+    if not extracted:
+        return IngestOut(
+            nuggets_created=0,
+            nuggets_updated=0,
+            skipped_transient=skipped,
+            identity_updated=False,
+            nuggets=[],
+        )
+    # 4. one batched embedding call for every nugget
+    from synapse.embeddings import get_embedder
+    from synapse.memories import document_text
+
+    embedder = get_embedder(api_key)
+    vectors = (
+        embedder.embed_documents([document_text(n.category, n.key, n.content) for n in extracted])
+        if embedder is not None
+        else None
+    )
+    # 5. upsert by key: full items in batched writes
+    items, nuggets, created = [], [], 0
+    for i, nugget in enumerate(extracted):
+        old, rev = current.get((nugget.category, nugget.key), (None, 0))
+        memory = Memory(
+            id=store.memory_id(user_id, nugget.category, nugget.key),
+            category=nugget.category,
+            key=nugget.key,
+            content=nugget.content,
+            tags=normalize_tags(nugget.tags)[:20],
+            priority=nugget.priority,
+            # written by the service on the caller's behalf: an agent's memory, unverified
+            source=Source.agent,
+            verified=False,
+            confidence=nugget.confidence,
+            expires_at=old.expires_at if old else None,
+            user_id=user_id,
+            session_id=body.sessionId,
+            created_at=old.created_at if old else now,
+            updated_at=now,
+        )
+        created += old is None
+        vector = None
+        if vectors is not None and embedder is not None:
+            vector = store.Vector(
+                data=store.encode_vector(vectors[i]), model=embedder.model, dim=int(vectors.shape[1])
+            )
+        items.append(store.memory_item(memory, vector, rev + 1))
+        nuggets.append(memory)
+    store.batch_put(items)
+    # 6. the identity line, when identity or preference memories changed
+    identity_updated = False
+    if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
+        identity_updated = rebuild_identity(user_id)
+    return IngestOut(
+        nuggets_created=created,
+        nuggets_updated=len(nuggets) - created,
+        skipped_transient=skipped,
+        identity_updated=identity_updated,
+        nuggets=nuggets,
+    )
+
+
+def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]:
+    """One nugget per (category, key) in a batch: the last one said wins."""
+    by_key = {(n.category, n.key): n for n in nuggets}
+    return list(by_key.values())
+
+
+def identity_line(memories: Sequence[Memory]) -> str | None:
+    """ "ชื่อ X, ชอบ Dark theme, ใช้ MCP เป็นหลัก, พูดไทย": identity facts first, then preferences."""
+    ranked = sorted(
+        memories,
+        key=lambda m: (
+            m.category != Category.identity,
+            -PRIORITY_RANK[m.priority],
+            -m.updated_at.timestamp(),
+            m.key,
+        ),
+    )
+    parts: list[str] = []
+    for m in ranked[:IDENTITY_MAX_ITEMS]:
+        text = " ".join(m.content.split()).rstrip(".。")
+        if text and text not in parts:
+            parts.append(text)
+    line = ", ".join(parts)
+    if len(line) > IDENTITY_MAX_CHARS:
+        line = line[: IDENTITY_MAX_CHARS - 1].rsplit(", ", 1)[0] + "…"
+    return line or None
+
+
+def rebuild_identity(user_id: str) -> bool:
+    """Recompute the identity line from live identity and preference memories; True if it changed."""
+    now = utcnow()
+    memories = [
+        m
+        for category in IDENTITY_CATEGORIES
+        for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(category=category, live_at=now))
+    ]
+    line = identity_line(memories)
+    if line == store.get_identity(user_id):
+        return False
+    store.put_identity(user_id, line, now)
+    return True

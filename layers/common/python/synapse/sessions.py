@@ -1,0 +1,53 @@
+"""Session summaries: on demand (POST /memory/summarize) and every SUMMARY_EVERY messages (events)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from synapse import llm, store
+from synapse.config import settings
+from synapse.errors import NotFound
+from synapse.models import ChatMessage, Role, SummaryOut, utcnow
+from synapse.providers import gemini_key_for
+
+
+def _recent(user_id: str, session_id: str, upto: int) -> list[ChatMessage]:
+    every = settings().summary_every
+    stored = store.read_messages(user_id, session_id, upto - every + 1, upto)
+    return [ChatMessage(role=Role(m.role), content=m.content) for m in stored]
+
+
+def _previous(user_id: str, session_id: str) -> str | None:
+    chunks = store.list_summaries(user_id, session_id)
+    return chunks[-1].summary if chunks else None
+
+
+def _summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage]) -> str:
+    summarizer = llm.get_summarizer(gemini_key_for(user_id))
+    return summarizer.summarize(messages, _previous(user_id, session_id))
+
+
+def summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage] | None) -> SummaryOut:
+    """Summarize the given messages, or the session's last SUMMARY_EVERY stored ones, as a new chunk."""
+    count = store.session_count(user_id, session_id)
+    if messages is None:
+        messages = _recent(user_id, session_id, count)
+        if not messages:
+            raise NotFound("This session has no stored messages to summarize.")
+    text = _summarize(user_id, session_id, messages)
+    chunk = store.add_summary(user_id, session_id, summary=text, msg_count=len(messages), now=utcnow())
+    assert chunk is not None  # no boundary: always written
+    return SummaryOut(summary=chunk.summary, chunk_id=chunk.chunk_id)
+
+
+def summary_due(user_id: str, session_id: str, msg_count: int) -> store.Summary | None:
+    """The EventBridge consumer's work: one chunk per boundary, however often the event arrives."""
+    if store.session_boundary_done(user_id, session_id, msg_count):
+        return None
+    messages = _recent(user_id, session_id, msg_count)
+    if not messages:
+        return None
+    text = _summarize(user_id, session_id, messages)
+    return store.add_summary(
+        user_id, session_id, summary=text, msg_count=len(messages), now=utcnow(), boundary=msg_count
+    )
