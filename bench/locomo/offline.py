@@ -167,6 +167,7 @@ Ranker = Callable[[int, int], np.ndarray]
 class Prepared:
     convs: list[Conversation]
     bm25: list[ranking.BM25]
+    doc_tokens: list[list[list[str]]]
     query_tokens: list[list[list[str]]]
     dense: dict[str, list[tuple[np.ndarray, np.ndarray]]]  # model → per conv (doc matrix, query matrix)
 
@@ -179,7 +180,8 @@ def prepare(
     b: float = 0.75,
     tokenizer: Callable[[str], list[str]] = ranking.tokenize,
 ) -> Prepared:
-    bm25 = [ranking.BM25([tokenizer(d) for d in c.docs], k1=k1, b=b) for c in convs]
+    doc_tokens = [[tokenizer(d) for d in c.docs] for c in convs]
+    bm25 = [ranking.BM25(toks, k1=k1, b=b) for toks in doc_tokens]
     qtok = [[tokenizer(q.text) for q in c.questions] for c in convs]
     dense: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     for name in embedders:
@@ -193,7 +195,7 @@ def prepare(
             (cached.documents(c.docs), cached.queries([q.text for q in c.questions])) for c in convs
         ]
         print(f"({name}: embeddings ready in {time.perf_counter() - t0:.1f}s)", file=sys.stderr)
-    return Prepared(convs, bm25, qtok, dense)
+    return Prepared(convs, bm25, doc_tokens, qtok, dense)
 
 
 def evaluate(prep: Prepared, ranker: Ranker, ks: Sequence[int] = KS) -> dict[int, float]:
@@ -224,20 +226,31 @@ def dense_ranker(prep: Prepared, model: str) -> Ranker:
 
 def hybrid_ranker(
     prep: Prepared,
-    model: str,
+    model: str | None,
     *,
     method: ranking.FusionMethod = ranking.DEFAULT_METHOD,
     dense_weight: float = ranking.DEFAULT_DENSE_WEIGHT,
     rrf_k: float = ranking.RRF_K,
+    feedback: bool = False,
     boosted: bool = False,
 ) -> Ranker:
-    dense = dense_ranker(prep, model)
-    lex = bm25_ranker(prep)
+    """Hybrid of BM25 and `model`'s dense scores (lexical only when model is None)."""
+    dense = dense_ranker(prep, model) if model else None
 
     def rank(ci: int, qi: int) -> np.ndarray:
-        fused = ranking.hybrid_scores(
-            dense(ci, qi), lex(ci, qi), dense_weight=dense_weight, method=method, rrf_k=rrf_k
-        )
+        d = dense(ci, qi) if dense else None
+        if feedback:
+            fused = ranking.relevance(
+                prep.bm25[ci],
+                prep.doc_tokens[ci],
+                prep.query_tokens[ci][qi],
+                d,
+                dense_weight=dense_weight,
+                method=method,
+            )
+        else:
+            lex = prep.bm25[ci].scores(prep.query_tokens[ci][qi])
+            fused = ranking.hybrid_scores(d, lex, dense_weight=dense_weight, method=method, rrf_k=rrf_k)
         if boosted:
             conv = prep.convs[ci]
             priorities = np.ones(len(conv.docs), dtype=np.int8)  # all "normal" on LoCoMo
@@ -282,12 +295,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(_header())
     print(_row("BM25 (k1=1.2, b=0.75)", evaluate(prep, bm25_ranker(prep))))
+    print(_row("BM25 + feedback", evaluate(prep, hybrid_ranker(prep, None, feedback=True))))
     for model in prep.dense:
         print(_row(f"dense {model}", evaluate(prep, dense_ranker(prep, model))))
+    label = f"{ranking.DEFAULT_METHOD} w={ranking.DEFAULT_DENSE_WEIGHT}"
     for model in prep.dense:
-        label = f"hybrid {model} ({ranking.DEFAULT_METHOD}, w={ranking.DEFAULT_DENSE_WEIGHT})"
-        print(_row(label, evaluate(prep, hybrid_ranker(prep, model))))
-        print(_row(label + " +boost", evaluate(prep, hybrid_ranker(prep, model, boosted=True))))
+        print(_row(f"hybrid {model} ({label})", evaluate(prep, hybrid_ranker(prep, model))))
+        r = hybrid_ranker(prep, model, feedback=True)
+        print(_row(f"hybrid {model} ({label}) + feedback", evaluate(prep, r)))
+        r = hybrid_ranker(prep, model, feedback=True, boosted=True)
+        print(_row(f"hybrid {model} + feedback + boost", evaluate(prep, r)))
 
     if args.sweep:
         print("\nBM25 parameters:")

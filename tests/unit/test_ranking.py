@@ -262,3 +262,36 @@ def test_ranking_imports_no_heavy_modules() -> None:
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "layers" / "common" / "python")},
     )
     assert out.stdout.strip() == "[]"
+
+
+# --- feedback and the whole recipe ------------------------------------------------------------
+
+
+def test_expand_query_picks_rare_terms_of_the_top_documents() -> None:
+    docs = _corpus()
+    bm = BM25(docs)
+    query = tokenize("docker")
+    extra = ranking.expand_query(bm, query, [docs[0]], n_terms=3)
+    assert "docker" not in extra
+    assert len(extra) == 3 and set(extra) <= set(docs[0])
+
+
+def test_relevance_finds_the_match_with_and_without_dense() -> None:
+    docs = _corpus()
+    bm = BM25(docs)
+    q = tokenize("dark theme editor")
+    lex_only = ranking.relevance(bm, docs, q, None)
+    assert top_k(lex_only, 1).tolist() == [1]
+    dense = np.array([0.1, 0.8, 0.2, 0.3, 0.1], dtype=np.float32)
+    both = ranking.relevance(bm, docs, q, dense)
+    assert top_k(both, 1).tolist() == [1]
+    assert both.dtype == np.float32 and 0.0 <= float(both.min()) and float(both.max()) <= 1.0
+
+
+def test_relevance_with_no_lexical_match_skips_feedback() -> None:
+    docs = _corpus()
+    bm = BM25(docs)
+    dense = np.array([0.1, 0.8, 0.2, 0.3, 0.1], dtype=np.float32)
+    got = ranking.relevance(bm, docs, ["zzz"], dense)
+    assert top_k(got, 1).tolist() == [1]
+    assert ranking.relevance(BM25([]), [], ["a"], None).shape == (0,)
