@@ -285,7 +285,7 @@ def test_relevance_finds_the_match_with_and_without_dense() -> None:
     dense = np.array([0.1, 0.8, 0.2, 0.3, 0.1], dtype=np.float32)
     both = ranking.relevance(bm, docs, q, dense)
     assert top_k(both, 1).tolist() == [1]
-    assert both.dtype == np.float32 and 0.0 <= float(both.min()) and float(both.max()) <= 1.0
+    assert both.dtype == np.float32 and float(both.min()) >= 0.0 and float(both.max()) <= 1.0
 
 
 def test_relevance_with_no_lexical_match_skips_feedback() -> None:
