@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from local.template import CorsDef
+
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
 API_ID = "local"
@@ -168,6 +170,46 @@ class HttpResponse:
 def error_response(status: int, code: str, message: str) -> HttpResponse:
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     return HttpResponse(status, [("content-type", "application/json; charset=utf-8")], body)
+
+
+def cors_origin(allow_origins: tuple[str, ...], origin: str | None) -> str | None:
+    """The Access-Control-Allow-Origin value for this Origin, or None when it is not allowed."""
+    if not origin:
+        return None
+    if "*" in allow_origins:
+        return "*"
+    return origin if origin in allow_origins else None
+
+
+def preflight_response(cors: CorsDef, origin: str | None) -> HttpResponse:
+    """API Gateway answers CORS preflight requests itself when the API has a CORS configuration."""
+    allowed = cors_origin(cors.allow_origins, origin)
+    headers: list[tuple[str, str]] = []
+    if allowed is not None:
+        headers.append(("access-control-allow-origin", allowed))
+        if cors.allow_methods:
+            headers.append(("access-control-allow-methods", ",".join(cors.allow_methods)))
+        if cors.allow_headers:
+            headers.append(("access-control-allow-headers", ",".join(cors.allow_headers).lower()))
+        if cors.max_age is not None:
+            headers.append(("access-control-max-age", str(cors.max_age)))
+        if cors.allow_credentials:
+            headers.append(("access-control-allow-credentials", "true"))
+    return HttpResponse(204, headers, b"")
+
+
+def add_cors(resp: HttpResponse, cors: CorsDef, origin: str | None) -> HttpResponse:
+    """API Gateway's CORS headers replace whatever the integration sent."""
+    allowed = cors_origin(cors.allow_origins, origin)
+    if allowed is None:
+        return resp
+    headers = [(n, v) for n, v in resp.headers if not n.lower().startswith("access-control-")]
+    headers.append(("access-control-allow-origin", allowed))
+    if cors.expose_headers:
+        headers.append(("access-control-expose-headers", ",".join(cors.expose_headers).lower()))
+    if cors.allow_credentials:
+        headers.append(("access-control-allow-credentials", "true"))
+    return HttpResponse(resp.status, headers, resp.body)
 
 
 def translate_response(result: Any) -> HttpResponse:

@@ -263,6 +263,16 @@ class LocalRuntime:
         return bool(ok and ctx.get("userId") == DEV_USER and not any("error" in str(k).lower() for k in ctx))
 
     def handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
+        cors = self.template.cors if self.template is not None else None
+        if cors is None:
+            return self._handle(req)
+        headers, _ = apigw.joined_headers(req.headers)
+        origin = headers.get("origin")
+        if req.method.upper() == "OPTIONS" and "access-control-request-method" in headers:
+            return apigw.preflight_response(cors, origin)
+        return apigw.add_cors(self._handle(req), cors, origin)
+
+    def _handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
         match = self.routes.match(req.method, req.raw_path)
         if match is None:
             return apigw.error_response(404, "not_found", f"No route for {req.method} {req.raw_path}.")

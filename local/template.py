@@ -97,6 +97,16 @@ class RuleDef:
     retries: int
 
 
+@dataclass(frozen=True)
+class CorsDef:
+    allow_origins: tuple[str, ...]
+    allow_headers: tuple[str, ...]
+    allow_methods: tuple[str, ...]
+    expose_headers: tuple[str, ...]
+    max_age: int | None
+    allow_credentials: bool
+
+
 @dataclass
 class Template:
     root: Path
@@ -105,6 +115,7 @@ class Template:
     functions: dict[str, Function] = field(default_factory=dict)
     routes: list[RouteDef] = field(default_factory=list)
     authorizer: AuthorizerDef | None = None
+    cors: CorsDef | None = None
     rules: list[RuleDef] = field(default_factory=list)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -207,7 +218,44 @@ def parse(path: Path) -> Template:
                 )
 
     tpl.authorizer = _find_authorizer(tpl)
+    tpl.cors = _find_cors(tpl)
     return tpl
+
+
+def _str_list(tpl: Template, value: Any, env_name: str | None = None) -> tuple[str, ...]:
+    """A list of strings, a comma-delimited string, or a Ref to a (CommaDelimitedList) parameter."""
+    if env_name and os.environ.get(env_name):
+        value = os.environ[env_name]
+    ref = _ref_name(value)
+    if ref is not None:
+        param = tpl.parameters.get(ref)
+        value = param.get("Default", "") if isinstance(param, dict) else ""
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if isinstance(v, (str, int)))
+    return ()
+
+
+def _find_cors(tpl: Template) -> CorsDef | None:
+    apis = tpl.resources_of("AWS::Serverless::HttpApi")
+    glob_api = ((tpl.raw.get("Globals") or {}).get("HttpApi")) or {}
+    for props in [*apis.values(), glob_api]:
+        conf = props.get("CorsConfiguration")
+        if not conf:
+            continue
+        if conf is True:
+            conf = {"AllowOrigins": ["*"], "AllowHeaders": ["*"], "AllowMethods": ["*"]}
+        max_age = conf.get("MaxAge")
+        return CorsDef(
+            allow_origins=_str_list(tpl, conf.get("AllowOrigins"), "CORS_ALLOW_ORIGINS"),
+            allow_headers=_str_list(tpl, conf.get("AllowHeaders")),
+            allow_methods=_str_list(tpl, conf.get("AllowMethods")),
+            expose_headers=_str_list(tpl, conf.get("ExposeHeaders")),
+            max_age=max_age if isinstance(max_age, int) else None,
+            allow_credentials=conf.get("AllowCredentials") is True,
+        )
+    return None
 
 
 def _find_authorizer(tpl: Template) -> AuthorizerDef | None:

@@ -59,6 +59,20 @@ def test_the_printed_jwt_and_api_key_authenticate(local_server: LocalServer) -> 
         assert resp.status_code == 200, resp.text
 
 
+def test_cors_preflight_is_answered_by_the_gateway(local_server: LocalServer) -> None:
+    origin = "http://localhost:5173"
+    resp = requests.options(
+        f"{local_server.url}/memory/recall",
+        headers={"Origin": origin, "Access-Control-Request-Method": "GET"},
+        timeout=10,
+    )
+    assert resp.status_code == 204
+    assert resp.headers.get("access-control-allow-origin") in ("*", origin)
+    assert "authorization" in resp.headers.get("access-control-allow-headers", "").lower()
+    health = requests.get(f"{local_server.url}/health", headers={"Origin": origin}, timeout=10)
+    assert health.headers.get("access-control-allow-origin") in ("*", origin)
+
+
 def test_a_bad_token_is_401_in_the_envelope(local_server: LocalServer) -> None:
     resp = requests.get(
         f"{local_server.url}/memory/recall",

@@ -6,6 +6,7 @@ import base64
 import json
 
 from local import apigw
+from local.template import CorsDef
 
 
 def _req(**kw) -> apigw.HttpRequest:
@@ -121,3 +122,36 @@ def test_lambda_context_counts_down() -> None:
     assert ctx.aws_request_id == "rid"
     assert ctx.invoked_function_arn.endswith(":function:Fn")
     assert 28_000 < ctx.get_remaining_time_in_millis() <= 29_000
+
+
+CORS = CorsDef(
+    allow_origins=("https://app.example.com",),
+    allow_headers=("Authorization", "Content-Type"),
+    allow_methods=("GET", "POST"),
+    expose_headers=("Retry-After",),
+    max_age=600,
+    allow_credentials=False,
+)
+
+
+def test_cors_preflight_and_response_headers_like_api_gateway() -> None:
+    pre = apigw.preflight_response(CORS, "https://app.example.com")
+    assert pre.status == 204
+    assert dict(pre.headers) == {
+        "access-control-allow-origin": "https://app.example.com",
+        "access-control-allow-methods": "GET,POST",
+        "access-control-allow-headers": "authorization,content-type",
+        "access-control-max-age": "600",
+    }
+    assert apigw.preflight_response(CORS, "https://evil.example").headers == []
+    resp = apigw.add_cors(
+        apigw.HttpResponse(200, [("access-control-allow-origin", "x")], b"{}"),
+        CORS,
+        "https://app.example.com",
+    )
+    assert dict(resp.headers) == {
+        "access-control-allow-origin": "https://app.example.com",
+        "access-control-expose-headers": "retry-after",
+    }
+    assert apigw.cors_origin(("*",), "https://any.example") == "*"
+    assert apigw.cors_origin(("*",), None) is None

@@ -120,3 +120,12 @@ def test_exact_method_beats_any() -> None:
     table = _table(("ANY", "/x", "any"), ("GET", "/x", "get"))
     assert table.match("GET", "/x").route.function == "get"  # type: ignore[union-attr]
     assert table.match("PUT", "/x").route.function == "any"  # type: ignore[union-attr]
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="template.yaml not written yet")
+def test_the_real_templates_cors_configuration_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
+    cors = parse(REAL).cors
+    assert cors is not None
+    assert cors.allow_origins
+    assert "authorization" in {h.lower() for h in cors.allow_headers}
