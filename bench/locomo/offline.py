@@ -313,6 +313,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             for b in (0.3, 0.5, 0.75, 0.9):
                 p = prepare(convs, [], k1=k1, b=b)
                 print(_row(f"BM25 k1={k1} b={b}", evaluate(p, bm25_ranker(p))))
+        if prep.dense:
+            model = next(iter(prep.dense))
+            print("\nablation: feedback terms from the turn text only (no '[date] speaker:' prefix):")
+            print(_header())
+            full = prep.doc_tokens
+            prep.doc_tokens = [
+                [ranking.tokenize(d.split("] ", 1)[1].split(": ", 1)[1]) for d in c.docs] for c in convs
+            ]
+            r = hybrid_ranker(prep, model, feedback=True)
+            print(_row(f"hybrid {model} + text-only feedback", evaluate(prep, r)))
+            prep.doc_tokens = full
         for model in prep.dense:
             print(f"\nfusion with {model}:")
             print(_header())
