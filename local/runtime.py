@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -40,6 +41,10 @@ LOCAL_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
+
+
+class DataDirBusy(RuntimeError):
+    """Another local server holds this DATA_DIR."""
 
 
 @dataclass
@@ -84,12 +89,14 @@ class LocalRuntime:
         self.resources: dict[str, str] = {}
         self.banner: Banner | None = None
         self._http_thread: threading.Thread | None = None
+        self._lock_fd: int | None = None
 
     # --- start ---------------------------------------------------------------------------------
 
     def start(self) -> Banner:
         started = time.monotonic()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_data_dir()
         tpl = self.template = parse(self.template_path)
         self.routes = RouteTable(tpl.routes)
         add_to_path(self.root / "layers" / "common" / "python")
@@ -146,6 +153,16 @@ class LocalRuntime:
         write_private(self.data_dir / "local.json", json.dumps(state, indent=2))
         log.info("local runtime ready in %.1f s", time.monotonic() - started)
         return self.banner
+
+    def _lock_data_dir(self) -> None:
+        """One server per DATA_DIR: two would interleave one journal. The OS drops the lock on kill -9."""
+        fd = os.open(self.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise DataDirBusy(f"another local server is using {self.data_dir}") from None
+        self._lock_fd = fd
 
     def _create_resources(self, tpl: Template) -> None:
         ddb = raw_client("dynamodb")
@@ -237,6 +254,9 @@ class LocalRuntime:
         if self.moto is not None:
             self.moto.stop()
             self.moto = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # --- requests ------------------------------------------------------------------------------
 
