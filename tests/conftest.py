@@ -9,9 +9,9 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-
 from synapse import store
 from synapse.config import settings
+
 from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
 from tests.support import LambdaContext, http_event, load_function, table_definition
 
@@ -45,9 +45,17 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def aws() -> Iterator[Any]:
-    """moto with the tables created from template.yaml's own definitions."""
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """moto with the tables created from template.yaml's own definitions, the bus and the KMS key."""
     with mock_aws():
+        monkeypatch.setenv("KMS_KEY_ID", boto3.client("kms").create_key()["KeyMetadata"]["KeyId"])
+        settings.cache_clear()
+        from synapse import embeddings, events, providers, secrets
+
+        for cached in (events.client, secrets.client):
+            cached.cache_clear()
+        providers._cache.clear()
+        embeddings.reset_clients()
         ddb = boto3.client("dynamodb")
         ddb.create_table(TableName=TABLE, **table_definition("MemoryTable"))
         ddb.create_table(TableName=IDEMPOTENCY, **table_definition("IdempotencyTable"))

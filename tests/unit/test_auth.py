@@ -14,7 +14,6 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
-
 from synapse import auth
 from synapse.config import settings
 from synapse.errors import Forbidden, Unauthorized
@@ -110,9 +109,9 @@ def test_hs256_signed_with_the_jwks_public_key_is_refused(jwks: str, monkeypatch
     monkeypatch.delenv("JWT_SECRET")
     settings.cache_clear()
     pem = RSA_KEY.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    import base64
     import hashlib
     import hmac
-    import base64
 
     def b64(data: bytes) -> str:
         return base64.urlsafe_b64encode(data).rstrip(b"=").decode()

@@ -314,3 +314,35 @@ class SummaryChunk(BaseModel):
 
 class SummaryList(BaseModel):
     summaries: list[SummaryChunk]
+
+
+# --- providers and privacy ----------------------------------------------------------------
+
+
+class ProviderIn(Body):
+    api_key: Annotated[str, StringConstraints(min_length=10, max_length=512)]
+
+
+class ProviderInfo(BaseModel):
+    provider: str
+    hint: str
+    updated_at: Timestamp
+
+
+class ProviderList(BaseModel):
+    providers: list[ProviderInfo]
+
+
+class Deleted(BaseModel):
+    deleted: int
+
+
+class ExportOut(BaseModel):
+    """Everything stored for a user (vectors left out; keys and provider keys as hints only)."""
+
+    memories: list[Memory]
+    identity: str | None
+    summaries: list[dict[str, Any]]
+    sessions: list[dict[str, Any]]
+    keys: list[ApiKeyInfo] = Field(default_factory=list)
+    providers: list[ProviderInfo] = Field(default_factory=list)

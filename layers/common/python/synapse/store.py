@@ -153,7 +153,10 @@ def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _memory_from(user_id: str, item: Mapping[str, Any]) -> Memory:
-    raw = plain_item(item)
+    return memory_from_plain(user_id, plain_item(item))
+
+
+def memory_from_plain(user_id: str, raw: Mapping[str, Any]) -> Memory:
     return Memory(
         id=raw["sk"].removeprefix("nug:"),
         category=Category(raw["category"]),
@@ -460,7 +463,7 @@ class ApiKeyRecord:
 
 def put_api_key(record: ApiKeyRecord, key_hash: str) -> None:
     """The lookup item (by hash, for the authorizer) and the listing item (in the user's partition)."""
-    common = {
+    common: dict[str, Any] = {
         "key_id": _s(record.key_id),
         "name": _s(record.name),
         "scopes": {"L": [_s(s) for s in record.scopes]},
@@ -544,10 +547,11 @@ def delete_api_key(user_id: str, key_id: str) -> None:
 
 
 def _query_prefix(user_id: str, prefix: str) -> Iterator[Item]:
+    """Items of a user whose sk starts with `prefix` (the whole partition for "")."""
     kwargs: dict[str, Any] = {
         "TableName": _table(),
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)",
-        "ExpressionAttributeValues": {":pk": _s(user_pk(user_id)), ":pre": _s(prefix)},
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)" if prefix else "pk = :pk",
+        "ExpressionAttributeValues": {":pk": _s(user_pk(user_id)), **({":pre": _s(prefix)} if prefix else {})},
     }
     while True:
         with _translate():
@@ -592,10 +596,6 @@ class MessageRange:
     first: int
     last: int
     replayed: bool  # True when this exact request had already stored them (a retry)
-
-
-def _cancel_codes(exc: ClientError) -> list[str]:
-    return [r.get("Code", "") for r in exc.response.get("CancellationReasons", [])]  # type: ignore[union-attr]
 
 
 def _get(user_id: str, sk: str, projection: str | None = None) -> dict[str, Any] | None:
@@ -690,7 +690,7 @@ def append_messages(
             )
         try:
             with _translate():
-                client().transact_write_items(TransactItems=items)
+                client().transact_write_items(TransactItems=items)  # type: ignore[arg-type]
             return MessageRange(first=first, last=last, replayed=False)
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
@@ -945,3 +945,91 @@ def scoring_rows(user_id: str, flt: MemoryFilter) -> ScoringRows:
         dim = item.get("emb_dim")
         rows.models.append(f"{model['S']}/{dim['N']}" if model and dim else None)
     return rows
+
+
+# --- provider keys, export, deletion -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProviderRecord:
+    provider: str
+    ciphertext: bytes
+    hint: str
+    updated_at: datetime
+
+
+def put_provider(user_id: str, record: ProviderRecord) -> None:
+    with _translate():
+        client().put_item(
+            TableName=_table(),
+            Item={
+                "pk": _s(user_pk(user_id)),
+                "sk": _s(f"provider:{record.provider}"),
+                "ciphertext": {"B": record.ciphertext},
+                "hint": _s(record.hint),
+                "updated_at": _s(iso(record.updated_at)),
+            },
+        )
+
+
+def _provider_from(raw: Mapping[str, Any]) -> ProviderRecord:
+    return ProviderRecord(
+        provider=raw["sk"].removeprefix("provider:"),
+        ciphertext=bytes(raw["ciphertext"]),
+        hint=raw["hint"],
+        updated_at=parse_iso(raw["updated_at"]),
+    )
+
+
+def get_provider(user_id: str, provider: str) -> ProviderRecord | None:
+    raw = _get(user_id, f"provider:{provider}")
+    return _provider_from(raw) if raw else None
+
+
+def list_providers(user_id: str) -> list[ProviderRecord]:
+    return [_provider_from(plain_item(item)) for item in _query_prefix(user_id, "provider:")]
+
+
+def delete_provider(user_id: str, provider: str) -> None:
+    try:
+        with _translate():
+            client().delete_item(
+                TableName=_table(),
+                Key={"pk": _s(user_pk(user_id)), "sk": _s(f"provider:{provider}")},
+                ConditionExpression="attribute_exists(sk)",
+            )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            raise NotFound("No key is stored for that provider.") from exc
+        raise
+
+
+def user_items(user_id: str) -> Iterator[dict[str, Any]]:
+    """Every item of a user's partition, as plain values (vectors included)."""
+    for item in _query_prefix(user_id, ""):
+        yield plain_item(item)
+
+
+def delete_user(user_id: str) -> int:
+    """Everything of a user: one query over the partition, batched deletes, and the API key lookups
+    (which live outside the partition, under the key's hash). Returns the number of items deleted."""
+    keys: list[dict[str, Any]] = []
+    for item in _query_prefix(user_id, ""):
+        keys.append({"pk": item["pk"], "sk": item["sk"]})
+        if item["sk"]["S"].startswith("apikey:") and "key_hash" in item:
+            keys.append({"pk": _s(apikey_pk(item["key_hash"]["S"])), "sk": _s("key")})
+    # the lookups go first: a half-finished deletion must never leave a working key behind
+    keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
+    for start in range(0, len(keys), 25):
+        pending: list[Any] = [{"DeleteRequest": {"Key": k}} for k in keys[start : start + 25]]
+        attempt = 0
+        while pending:
+            with _translate():
+                answer = client().batch_write_item(RequestItems={_table(): pending})
+            pending = answer.get("UnprocessedItems", {}).get(_table(), [])
+            if pending:
+                _backoff(attempt)
+                attempt += 1
+                if attempt > 8:
+                    raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
+    return len(keys)

@@ -1,0 +1,19 @@
+"""DELETE /me — delete everything stored for the user (users only)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, privacy
+from synapse.auth import Principal
+from synapse.models import Deleted
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.delete("/me", summary="Delete everything (users only)", tags=["privacy"])
+def delete_me(who: Annotated[Principal, Depends(api.caller)]) -> Deleted:
+    return Deleted(deleted=privacy.delete(who.user_id))
+
+
+handler = api.entrypoint(app, user_only=True)

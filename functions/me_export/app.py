@@ -1,0 +1,19 @@
+"""GET /me/export — everything stored for the user, as JSON (users only)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, privacy
+from synapse.auth import Principal
+from synapse.models import ExportOut
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/me/export", summary="Export everything (users only)", tags=["privacy"])
+def export(who: Annotated[Principal, Depends(api.caller)]) -> ExportOut:
+    return privacy.export(who.user_id)
+
+
+handler = api.entrypoint(app, user_only=True)

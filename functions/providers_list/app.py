@@ -1,0 +1,19 @@
+"""GET /providers — the user's provider keys, as hints only (users only)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from synapse import api, providers
+from synapse.auth import Principal
+from synapse.models import ProviderList
+
+app = APIGatewayHttpResolver(enable_validation=True)
+api.setup(app)
+
+
+@app.get("/providers", summary="List provider keys (users only)", tags=["providers"])
+def list_providers(who: Annotated[Principal, Depends(api.caller)]) -> ProviderList:
+    return ProviderList(providers=providers.list_all(who.user_id))
+
+
+handler = api.entrypoint(app, user_only=True)
