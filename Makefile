@@ -5,9 +5,11 @@ ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
 # Python 3.13 (the Lambda runtime): on PATH, else pyenv's, else whatever python3 is.
 # pyenv shims exist even when the version is not active, so each candidate is actually run.
-PYTHON ?= $(shell for p in "$$(command -v python3.13)" $$(ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | sort -r) /usr/local/bin/python3.13 /usr/bin/python3.13; do \
+ifndef PYTHON
+PYTHON := $(shell for p in "$$(command -v python3.13)" $$(ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | sort -rV) /usr/local/bin/python3.13 /usr/bin/python3.13; do \
 	[ -n "$$p" ] && [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' >/dev/null 2>&1 && { echo "$$p"; exit 0; }; \
 	done; command -v python3)
+endif
 
 VENV ?= $(ROOT)/.venv
 # aws-sam-cli pins its own boto3 and friends: it gets a virtual environment of its own.
@@ -29,12 +31,12 @@ help:
 
 # ---------------------------------------------------------------- environments
 # The stamp depends on pyproject.toml: dependencies are re-installed only when it changes.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: $(ROOT)/pyproject.toml
 	@echo ">> creating $(VENV) with $(PYTHON)"
 	@test -x "$(VENV)/bin/python" || "$(PYTHON)" -m venv "$(VENV)"
 	@# dependency groups need pip >= 25.1
 	"$(VENV)/bin/python" -m pip install --quiet --upgrade "pip>=25.1"
-	"$(VENV)/bin/python" -m pip install --quiet --group dev
+	cd "$(ROOT)" && "$(VENV)/bin/python" -m pip install --quiet --group dev
 	@touch "$@"
 
 venv: $(VENV)/.installed
