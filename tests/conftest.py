@@ -78,7 +78,11 @@ def call(aws: Any) -> Call:
         headers = {k.lower(): v for k, v in (answer.get("headers") or {}).items()}
         answer["headers"] = headers
         text = answer.get("body") or ""
-        answer["json"] = json.loads(text) if text and headers.get("content-type", "").startswith("application/json") else None
+        answer["json"] = (
+            json.loads(text)
+            if text and headers.get("content-type", "").startswith("application/json")
+            else None
+        )
         return answer
 
     return _call

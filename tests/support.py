@@ -118,7 +118,9 @@ def http_event(
     return event
 
 
-def agent(user_id: str = "alice", scopes: str = "memory:read memory:write", key_id: str = "k1") -> dict[str, str]:
+def agent(
+    user_id: str = "alice", scopes: str = "memory:read memory:write", key_id: str = "k1"
+) -> dict[str, str]:
     return {"userId": user_id, "kind": "agent", "scopes": scopes, "keyId": key_id}
 
 

@@ -19,12 +19,19 @@ THAI_AND_ENGLISH = [
     {"role": "user", "content": "ขอบคุณ"},
     {"role": "user", "content": "555"},
     {"role": "user", "content": "thanks"},
-    {"role": "user", "content": "We are migrating the billing service from Docker Swarm to Kubernetes next month"},
+    {
+        "role": "user",
+        "content": "We are migrating the billing service from Docker Swarm to Kubernetes next month",
+    },
 ]
 
 
-def ingest(call: Call, messages: list[dict[str, str]], session: str = "s1", who: dict[str, str] = ALICE) -> dict[str, Any]:
-    return call("memory_ingest", "POST", "/memory/ingest", body={"sessionId": session, "messages": messages}, who=who)
+def ingest(
+    call: Call, messages: list[dict[str, str]], session: str = "s1", who: dict[str, str] = ALICE
+) -> dict[str, Any]:
+    return call(
+        "memory_ingest", "POST", "/memory/ingest", body={"sessionId": session, "messages": messages}, who=who
+    )
 
 
 def recall(call: Call, query: str, who: dict[str, str] = ALICE, **extra: Any) -> dict[str, Any]:
@@ -41,7 +48,9 @@ def nugget_count(aws: Any, user_id: str = "alice") -> int:
 
 
 def session_item(aws: Any, session: str = "s1", user_id: str = "alice") -> dict[str, Any]:
-    return aws.get_item(TableName=TABLE, Key={"pk": {"S": f"mem:{user_id}"}, "sk": {"S": f"ses:{session}"}}).get("Item", {})
+    return aws.get_item(
+        TableName=TABLE, Key={"pk": {"S": f"mem:{user_id}"}, "sk": {"S": f"ses:{session}"}}
+    ).get("Item", {})
 
 
 def test_ingest_skips_transient_turns_and_remembers_the_rest(call: Call, aws: Any) -> None:
@@ -78,26 +87,76 @@ def test_a_changed_fact_updates_its_nugget_instead_of_adding_one(call: Call, aws
     moved = ingest(call, [{"role": "user", "content": "I live in Chiang Mai now"}])["json"]
     assert moved["nuggets_created"] == 0 and moved["nuggets_updated"] == 1
     assert nugget_count(aws) == before
-    identity = call("memory_identity", "GET", "/memory/identity/alice", route="/memory/identity/{userId}", path_params={"userId": "alice"}, who=ALICE)
+    identity = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/alice",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "alice"},
+        who=ALICE,
+    )
     assert identity["statusCode"] == 200
     assert "Chiang Mai" in identity["json"]["identity"] and "Bangkok" not in identity["json"]["identity"]
 
 
 def test_the_identity_line_joins_identity_and_preferences(call: Call) -> None:
-    ingest(call, [{"role": "user", "content": "ผมชื่อสมชาย"}, {"role": "user", "content": "I prefer dark theme"}, {"role": "user", "content": "ผมพูดภาษาไทยและอังกฤษ"}])
-    answer = call("memory_identity", "GET", "/memory/identity/alice", route="/memory/identity/{userId}", path_params={"userId": "alice"}, who=ALICE)["json"]
+    ingest(
+        call,
+        [
+            {"role": "user", "content": "ผมชื่อสมชาย"},
+            {"role": "user", "content": "I prefer dark theme"},
+            {"role": "user", "content": "ผมพูดภาษาไทยและอังกฤษ"},
+        ],
+    )
+    answer = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/alice",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "alice"},
+        who=ALICE,
+    )["json"]
     assert answer["userId"] == "alice"
     assert "สมชาย" in answer["identity"] and "dark" in answer["identity"].lower()
     # someone else's identity is forbidden; an unknown user has none
-    other = call("memory_identity", "GET", "/memory/identity/bob", route="/memory/identity/{userId}", path_params={"userId": "bob"}, who=ALICE)
+    other = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/bob",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "bob"},
+        who=ALICE,
+    )
     assert other["statusCode"] == 403
-    none = call("memory_identity", "GET", "/memory/identity/bob", route="/memory/identity/{userId}", path_params={"userId": "bob"}, who=user("bob"))
+    none = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/bob",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "bob"},
+        who=user("bob"),
+    )
     assert none["json"] == {"userId": "bob", "identity": None}
 
 
-def test_an_all_transient_batch_makes_no_model_call(call: Call, gemini_double: GeminiDouble, aws: Any) -> None:
-    answer = ingest(call, [{"role": "user", "content": "โอเค"}, {"role": "user", "content": "ok thanks!"}, {"role": "assistant", "content": "👍"}])
-    assert answer["json"] == {"nuggets_created": 0, "nuggets_updated": 0, "skipped_transient": 3, "identity_updated": False, "nuggets": []}
+def test_an_all_transient_batch_makes_no_model_call(
+    call: Call, gemini_double: GeminiDouble, aws: Any
+) -> None:
+    answer = ingest(
+        call,
+        [
+            {"role": "user", "content": "โอเค"},
+            {"role": "user", "content": "ok thanks!"},
+            {"role": "assistant", "content": "👍"},
+        ],
+    )
+    assert answer["json"] == {
+        "nuggets_created": 0,
+        "nuggets_updated": 0,
+        "skipped_transient": 3,
+        "identity_updated": False,
+        "nuggets": [],
+    }
     assert gemini_double.requests == []
     assert int(session_item(aws)["msg_count"]["N"]) == 3
 
@@ -121,9 +180,20 @@ def test_ingest_validates_its_body(call: Call, aws: Any) -> None:
         {"sessionId": "s", "messages": [{"role": "user", "content": "x"}] * 51},
     ]
     for body in bad:
-        assert call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE)["statusCode"] == 422, body
+        assert call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE)["statusCode"] == 422, (
+            body
+        )
     assert ingest(call, THAI_AND_ENGLISH, who=agent(scopes="memory:read"))["statusCode"] == 403
-    assert call("memory_ingest", "POST", "/memory/ingest", body={"userId": "bob", "sessionId": "s", "messages": THAI_AND_ENGLISH}, who=ALICE)["statusCode"] == 403
+    assert (
+        call(
+            "memory_ingest",
+            "POST",
+            "/memory/ingest",
+            body={"userId": "bob", "sessionId": "s", "messages": THAI_AND_ENGLISH},
+            who=ALICE,
+        )["statusCode"]
+        == 403
+    )
     assert aws.scan(TableName=TABLE)["Count"] == 0
 
 
@@ -133,11 +203,17 @@ def test_every_fifteenth_message_puts_session_summary_due_on_the_bus(call: Call,
     queue = sqs.create_queue(QueueName="due")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     bus = boto3.client("events")
-    bus.put_rule(Name="due", EventBusName="MemoryBus", EventPattern=json.dumps({"source": ["synapse.memory"], "detail-type": ["SessionSummaryDue"]}))
+    bus.put_rule(
+        Name="due",
+        EventBusName="MemoryBus",
+        EventPattern=json.dumps({"source": ["synapse.memory"], "detail-type": ["SessionSummaryDue"]}),
+    )
     bus.put_targets(Rule="due", EventBusName="MemoryBus", Targets=[{"Id": "q", "Arn": arn}])
     # When 10, then 10 more, then 12 more messages arrive (32 in all: boundaries 15 and 30)
     for n, batch in enumerate([10, 10, 12]):
-        ingest(call, [{"role": "user", "content": f"message {n}-{i} about the project"} for i in range(batch)])
+        ingest(
+            call, [{"role": "user", "content": f"message {n}-{i} about the project"} for i in range(batch)]
+        )
     # Then exactly two events, one per boundary
     bodies = []
     while True:
@@ -146,7 +222,9 @@ def test_every_fifteenth_message_puts_session_summary_due_on_the_bus(call: Call,
             break
         bodies += [json.loads(m["Body"]) for m in got]
     assert sorted(b["detail"]["msgCount"] for b in bodies) == [15, 30]
-    assert {(b["source"], b["detail-type"], b["detail"]["userId"], b["detail"]["sessionId"]) for b in bodies} == {("synapse.memory", "SessionSummaryDue", "alice", "s1")}
+    assert {
+        (b["source"], b["detail-type"], b["detail"]["userId"], b["detail"]["sessionId"]) for b in bodies
+    } == {("synapse.memory", "SessionSummaryDue", "alice", "s1")}
 
 
 def summarizer_event(count: int, session: str = "s1") -> dict[str, Any]:
@@ -156,34 +234,74 @@ def summarizer_event(count: int, session: str = "s1") -> dict[str, Any]:
 
 
 def test_the_summarizer_writes_one_chunk_per_boundary_however_often_delivered(call: Call, aws: Any) -> None:
-    ingest(call, [{"role": "user", "content": f"ข้อความที่ {i}: เรากำลังย้ายระบบไป Kubernetes"} for i in range(15)])
+    ingest(
+        call, [{"role": "user", "content": f"ข้อความที่ {i}: เรากำลังย้ายระบบไป Kubernetes"} for i in range(15)]
+    )
     summarizer = load_function("summarize_session")
     results = [summarizer.handler(summarizer_event(15), LambdaContext()) for _ in range(3)]
     assert [r["chunk_id"] for r in results] == ["sum:s1:chunk_0001", None, None]
-    listed = call("memory_summaries", "GET", "/memory/summaries/s1", route="/memory/summaries/{sessionId}", path_params={"sessionId": "s1"}, who=ALICE)["json"]["summaries"]
+    listed = call(
+        "memory_summaries",
+        "GET",
+        "/memory/summaries/s1",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": "s1"},
+        who=ALICE,
+    )["json"]["summaries"]
     assert len(listed) == 1
     assert listed[0]["chunk_id"] == "sum:s1:chunk_0001" and listed[0]["msg_count"] == 15
     assert "Kubernetes" in listed[0]["summary"]
 
 
 def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
-    ingest(call, [{"role": "user", "content": f"We discussed release plan number {i} in detail"} for i in range(4)])
+    ingest(
+        call,
+        [{"role": "user", "content": f"We discussed release plan number {i} in detail"} for i in range(4)],
+    )
     stored = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
     assert stored["statusCode"] == 200 and stored["json"]["chunk_id"] == "sum:s1:chunk_0001"
     assert "release plan" in stored["json"]["summary"]
-    given = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1", "messages": [{"role": "user", "content": "ตกลงว่าจะเปิดตัววันจันทร์หน้า"}]}, who=ALICE)
+    given = call(
+        "memory_summarize",
+        "POST",
+        "/memory/summarize",
+        body={"sessionId": "s1", "messages": [{"role": "user", "content": "ตกลงว่าจะเปิดตัววันจันทร์หน้า"}]},
+        who=ALICE,
+    )
     assert given["json"]["chunk_id"] == "sum:s1:chunk_0002" and "จันทร์" in given["json"]["summary"]
-    empty = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "nothing-here"}, who=ALICE)
+    empty = call(
+        "memory_summarize", "POST", "/memory/summarize", body={"sessionId": "nothing-here"}, who=ALICE
+    )
     assert empty["statusCode"] == 404
-    chunks = call("memory_summaries", "GET", "/memory/summaries/s1", route="/memory/summaries/{sessionId}", path_params={"sessionId": "s1"}, who=ALICE)["json"]["summaries"]
+    chunks = call(
+        "memory_summaries",
+        "GET",
+        "/memory/summaries/s1",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": "s1"},
+        who=ALICE,
+    )["json"]["summaries"]
     assert [c["chunk_id"] for c in chunks] == ["sum:s1:chunk_0001", "sum:s1:chunk_0002"]
-    bad = call("memory_summaries", "GET", "/memory/summaries/a:b", route="/memory/summaries/{sessionId}", path_params={"sessionId": "a:b"}, who=ALICE)
+    bad = call(
+        "memory_summaries",
+        "GET",
+        "/memory/summaries/a:b",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": "a:b"},
+        who=ALICE,
+    )
     assert bad["statusCode"] == 422
 
 
 def test_recall_finds_the_relevant_memory_with_identity(call: Call) -> None:
     ingest(call, THAI_AND_ENGLISH)
-    call("memory_create", "POST", "/memory", body={"category": "skill", "key": "cooking", "content": "Cooks green curry every Sunday"}, who=ALICE)
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "skill", "key": "cooking", "content": "Cooks green curry every Sunday"},
+        who=ALICE,
+    )
     answer = recall(call, "Kubernetes migration of billing", limit=3)
     assert answer["statusCode"] == 200
     out = answer["json"]
@@ -198,14 +316,39 @@ def test_recall_finds_the_relevant_memory_with_identity(call: Call) -> None:
 
 
 def test_recall_hides_expired_and_other_users_memories(call: Call) -> None:
-    call("memory_create", "POST", "/memory", body={"category": "fact", "key": "old_car", "content": "Drives a red Toyota", "expires_at": "2020-01-01T00:00:00Z"}, who=ALICE)
-    call("memory_create", "POST", "/memory", body={"category": "fact", "key": "bobs_car", "content": "Drives a red Toyota"}, who=user("bob"))
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={
+            "category": "fact",
+            "key": "old_car",
+            "content": "Drives a red Toyota",
+            "expires_at": "2020-01-01T00:00:00Z",
+        },
+        who=ALICE,
+    )
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "fact", "key": "bobs_car", "content": "Drives a red Toyota"},
+        who=user("bob"),
+    )
     assert recall(call, "red Toyota")["json"] == {"memories": [], "identity": None}
 
 
 def test_recall_validates_its_body(call: Call) -> None:
-    for body in [{"query": ""}, {"query": "x" * 2001}, {"query": "x", "limit": 0}, {"query": "x", "limit": 51}, {"query": "x", "category": "nope"}]:
-        assert call("memory_recall", "POST", "/memory/recall", body=body, who=ALICE)["statusCode"] == 422, body
+    for body in [
+        {"query": ""},
+        {"query": "x" * 2001},
+        {"query": "x", "limit": 0},
+        {"query": "x", "limit": 51},
+        {"query": "x", "category": "nope"},
+    ]:
+        assert call("memory_recall", "POST", "/memory/recall", body=body, who=ALICE)["statusCode"] == 422, (
+            body
+        )
     assert recall(call, "x", who=agent(scopes="memory:write"))["statusCode"] == 403
 
 
@@ -215,12 +358,30 @@ def gemini_extraction(gemini_double: GeminiDouble) -> GeminiDouble:
 
     def generate(body: dict[str, Any]) -> str:
         assert body["generationConfig"]["responseMimeType"] == "application/json"
-        assert "responseSchema" in body["generationConfig"] or "responseJsonSchema" in body["generationConfig"]
+        assert (
+            "responseSchema" in body["generationConfig"] or "responseJsonSchema" in body["generationConfig"]
+        )
         return json.dumps(
             {
                 "nuggets": [
-                    {"category": "identity", "key": "user_name", "content": "ชื่อ สมชาย", "tags": ["name"], "priority": "high", "confidence": 0.9, "is_identity": True},
-                    {"category": "project", "key": "billing_migration", "content": "Migrating billing from Docker Swarm to Kubernetes", "tags": ["k8s"], "priority": "normal", "confidence": 0.8, "is_identity": False},
+                    {
+                        "category": "identity",
+                        "key": "user_name",
+                        "content": "ชื่อ สมชาย",
+                        "tags": ["name"],
+                        "priority": "high",
+                        "confidence": 0.9,
+                        "is_identity": True,
+                    },
+                    {
+                        "category": "project",
+                        "key": "billing_migration",
+                        "content": "Migrating billing from Docker Swarm to Kubernetes",
+                        "tags": ["k8s"],
+                        "priority": "normal",
+                        "confidence": 0.8,
+                        "is_identity": False,
+                    },
                 ]
             },
             ensure_ascii=False,
@@ -230,7 +391,9 @@ def gemini_extraction(gemini_double: GeminiDouble) -> GeminiDouble:
     return gemini_double
 
 
-def test_with_gemini_one_extraction_and_one_batched_embedding_per_ingest(call: Call, gemini_extraction: GeminiDouble) -> None:
+def test_with_gemini_one_extraction_and_one_batched_embedding_per_ingest(
+    call: Call, gemini_extraction: GeminiDouble
+) -> None:
     answer = ingest(call, THAI_AND_ENGLISH)
     assert answer["statusCode"] == 200, answer
     assert {n["key"] for n in answer["json"]["nuggets"]} == {"user_name", "billing_migration"}
@@ -247,15 +410,34 @@ def test_with_gemini_one_extraction_and_one_batched_embedding_per_ingest(call: C
     assert len(gemini_extraction.calls("batchEmbedContents")) == 2
 
 
-def test_when_gemini_stays_down_ingest_is_503_and_raw_messages_are_kept(call: Call, gemini_double: GeminiDouble, aws: Any) -> None:
+def test_when_gemini_stays_down_ingest_is_503_and_raw_messages_are_kept(
+    call: Call, gemini_double: GeminiDouble, aws: Any
+) -> None:
     gemini_double.fail_next(3, 503)  # every attempt the client makes (GEMINI_ATTEMPTS=3 in the double)
     answer = ingest(call, THAI_AND_ENGLISH)
     assert answer["statusCode"] == 503
-    assert answer["json"]["error"]["code"] == "upstream_unavailable" and int(answer["headers"]["retry-after"]) > 0
+    assert (
+        answer["json"]["error"]["code"] == "upstream_unavailable"
+        and int(answer["headers"]["retry-after"]) > 0
+    )
     assert nugget_count(aws) == 0
     assert int(session_item(aws)["msg_count"]["N"]) == len(THAI_AND_ENGLISH)
     # the client retries once Gemini is back: the raw messages are not stored twice
-    gemini_double.generate = lambda body: json.dumps({"nuggets": [{"category": "fact", "key": "k", "content": "c", "tags": [], "priority": "normal", "confidence": 0.7, "is_identity": False}]})
+    gemini_double.generate = lambda body: json.dumps(
+        {
+            "nuggets": [
+                {
+                    "category": "fact",
+                    "key": "k",
+                    "content": "c",
+                    "tags": [],
+                    "priority": "normal",
+                    "confidence": 0.7,
+                    "is_identity": False,
+                }
+            ]
+        }
+    )
     retry = ingest(call, THAI_AND_ENGLISH)
     assert retry["statusCode"] == 200 and retry["json"]["nuggets_created"] == 1
     assert int(session_item(aws)["msg_count"]["N"]) == len(THAI_AND_ENGLISH)

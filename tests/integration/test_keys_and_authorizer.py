@@ -42,14 +42,33 @@ def test_a_key_is_shown_once_stored_hashed_and_works_until_revoked(call: Call, a
     assert "key" not in listed[0] and listed[0]["hint"].endswith(key[-4:])
     # When the authorizer sees it: an agent of alice with that scope
     context = authorize(f"Bearer {key}")["context"]
-    assert context == {"userId": "alice", "kind": "agent", "scopes": "memory:read", "keyId": created["key_id"]}
+    assert context == {
+        "userId": "alice",
+        "kind": "agent",
+        "scopes": "memory:read",
+        "keyId": created["key_id"],
+    }
     # When alice revokes it, it stops working at once
     path = f"/keys/{created['key_id']}"
-    gone = call("keys_delete", "DELETE", path, route="/keys/{keyId}", path_params={"keyId": created["key_id"]}, who=ALICE)
+    gone = call(
+        "keys_delete",
+        "DELETE",
+        path,
+        route="/keys/{keyId}",
+        path_params={"keyId": created["key_id"]},
+        who=ALICE,
+    )
     assert gone["statusCode"] == 204
     assert authorize(f"Bearer {key}")["context"]["error"]
     assert call("keys_list", "GET", "/keys", who=ALICE)["json"]["keys"] == []
-    again = call("keys_delete", "DELETE", path, route="/keys/{keyId}", path_params={"keyId": created["key_id"]}, who=ALICE)
+    again = call(
+        "keys_delete",
+        "DELETE",
+        path,
+        route="/keys/{keyId}",
+        path_params={"keyId": created["key_id"]},
+        who=ALICE,
+    )
     assert again["statusCode"] == 404
 
 
@@ -60,7 +79,11 @@ def test_keys_are_for_users_only(call: Call) -> None:
 
 
 def test_key_requests_are_validated(call: Call) -> None:
-    for body in [{"name": "", "scopes": ["memory:read"]}, {"name": "x", "scopes": []}, {"name": "x", "scopes": ["admin"]}]:
+    for body in [
+        {"name": "", "scopes": ["memory:read"]},
+        {"name": "x", "scopes": []},
+        {"name": "x", "scopes": ["admin"]},
+    ]:
         answer = call("keys_create", "POST", "/keys", body=body, who=ALICE)
         assert answer["statusCode"] == 422, body
 
@@ -68,7 +91,14 @@ def test_key_requests_are_validated(call: Call) -> None:
 def test_keys_of_one_user_cannot_be_revoked_by_another(call: Call) -> None:
     created = make_key(call, ["memory:read", "memory:write"])
     bob = {"userId": "bob", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""}
-    answer = call("keys_delete", "DELETE", f"/keys/{created['key_id']}", route="/keys/{keyId}", path_params={"keyId": created["key_id"]}, who=bob)
+    answer = call(
+        "keys_delete",
+        "DELETE",
+        f"/keys/{created['key_id']}",
+        route="/keys/{keyId}",
+        path_params={"keyId": created["key_id"]},
+        who=bob,
+    )
     assert answer["statusCode"] == 404
     assert authorize(f"Bearer {created['key']}")["context"]["userId"] == "alice"
 
@@ -76,15 +106,31 @@ def test_keys_of_one_user_cannot_be_revoked_by_another(call: Call) -> None:
 def test_the_authorizer_accepts_a_user_jwt(aws: Any) -> None:
     token = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60}, SECRET, algorithm="HS256")
     result = authorize(f"Bearer {token}")
-    assert result == {"isAuthorized": True, "context": {"userId": "alice", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""}}
+    assert result == {
+        "isAuthorized": True,
+        "context": {"userId": "alice", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""},
+    }
 
 
 def test_the_authorizer_refuses_bad_tokens_with_a_reason(aws: Any) -> None:
     expired = jwt.encode({"sub": "alice", "exp": int(time.time()) - 3600}, SECRET, algorithm="HS256")
     no_exp = jwt.encode({"sub": "alice"}, SECRET, algorithm="HS256")
     unsigned = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60}, None, algorithm="none")
-    forged = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60}, "another-secret-another-secret-xx", algorithm="HS256")
-    for header in [None, "", "Basic abc", "Bearer", f"Bearer {expired}", f"Bearer {no_exp}", f"Bearer {unsigned}", f"Bearer {forged}", "Bearer gts_live_short", "Bearer gts_live_" + "a" * 40]:
+    forged = jwt.encode(
+        {"sub": "alice", "exp": int(time.time()) + 60}, "another-secret-another-secret-xx", algorithm="HS256"
+    )
+    for header in [
+        None,
+        "",
+        "Basic abc",
+        "Bearer",
+        f"Bearer {expired}",
+        f"Bearer {no_exp}",
+        f"Bearer {unsigned}",
+        f"Bearer {forged}",
+        "Bearer gts_live_short",
+        "Bearer gts_live_" + "a" * 40,
+    ]:
         result = authorize(header)
         assert result["isAuthorized"] is True and "userId" not in result["context"], header
         assert result["context"]["error"], header

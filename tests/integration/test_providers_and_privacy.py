@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-
 from synapse import providers, secrets, store
+
 from tests.conftest import TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user
@@ -15,8 +15,18 @@ from tests.support import ALICE, LambdaContext, agent, load_function, sample_eve
 GEMINI_KEY = "AIzaSyD-own-user-key-0123456789xYz"
 
 
-def put_key(call: Call, who: dict[str, str] = ALICE, provider: str = "gemini", key: str = GEMINI_KEY) -> dict[str, Any]:
-    return call("providers_put", "PUT", f"/providers/{provider}", route="/providers/{provider}", path_params={"provider": provider}, body={"api_key": key}, who=who)
+def put_key(
+    call: Call, who: dict[str, str] = ALICE, provider: str = "gemini", key: str = GEMINI_KEY
+) -> dict[str, Any]:
+    return call(
+        "providers_put",
+        "PUT",
+        f"/providers/{provider}",
+        route="/providers/{provider}",
+        path_params={"provider": provider},
+        body={"api_key": key},
+        who=who,
+    )
 
 
 def test_a_provider_key_is_stored_encrypted_and_shown_as_a_hint(call: Call, aws: Any) -> None:
@@ -50,7 +60,14 @@ def test_provider_routes_are_for_users_only_and_validated(call: Call) -> None:
     assert put_key(call, provider="openai")["statusCode"] == 422
     assert put_key(call, key="short")["statusCode"] == 422
     assert put_key(call, key="has spaces in the key")["statusCode"] == 422
-    forget = call("providers_delete", "DELETE", "/providers/gemini", route="/providers/{provider}", path_params={"provider": "gemini"}, who=ALICE)
+    forget = call(
+        "providers_delete",
+        "DELETE",
+        "/providers/gemini",
+        route="/providers/{provider}",
+        path_params={"provider": "gemini"},
+        who=ALICE,
+    )
     assert forget["statusCode"] == 404
 
 
@@ -66,23 +83,52 @@ def test_the_users_own_key_is_used_for_their_gemini_calls(call: Call, gemini_dou
     # Given the service key is the double's default fake key, and alice stores her own
     put_key(call)
     gemini_double.requests.clear()
-    call("memory_create", "POST", "/memory", body={"category": "fact", "key": "k", "content": "uses her own key"}, who=ALICE)
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "fact", "key": "k", "content": "uses her own key"},
+        who=ALICE,
+    )
     # Then alice's embedding call carried her key; bob's carries the service key
     assert gemini_double.requests[-1].headers.get("x-goog-api-key") == GEMINI_KEY
-    call("memory_create", "POST", "/memory", body={"category": "fact", "key": "k", "content": "service key"}, who=user("bob"))
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "fact", "key": "k", "content": "service key"},
+        who=user("bob"),
+    )
     assert gemini_double.requests[-1].headers.get("x-goog-api-key") != GEMINI_KEY
 
 
 def seed(call: Call, who: dict[str, str]) -> None:
-    call("memory_create", "POST", "/memory", body={"category": "fact", "key": "k", "content": "a fact"}, who=who)
-    call("memory_ingest", "POST", "/memory/ingest", body={"sessionId": "s1", "messages": [{"role": "user", "content": "My name is Ann and I live in Oslo"}]}, who=who)
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "fact", "key": "k", "content": "a fact"},
+        who=who,
+    )
+    call(
+        "memory_ingest",
+        "POST",
+        "/memory/ingest",
+        body={
+            "sessionId": "s1",
+            "messages": [{"role": "user", "content": "My name is Ann and I live in Oslo"}],
+        },
+        who=who,
+    )
     call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=who)
     put_key(call, who=who)
 
 
 def test_export_holds_everything_but_vectors_and_secrets(call: Call) -> None:
     seed(call, ALICE)
-    key = call("keys_create", "POST", "/keys", body={"name": "bot", "scopes": ["memory:read"]}, who=ALICE)["json"]["key"]
+    key = call("keys_create", "POST", "/keys", body={"name": "bot", "scopes": ["memory:read"]}, who=ALICE)[
+        "json"
+    ]["key"]
     answer = call("me_export", "GET", "/me/export", who=ALICE)
     assert answer["statusCode"] == 200
     data = answer["json"]
@@ -90,7 +136,9 @@ def test_export_holds_everything_but_vectors_and_secrets(call: Call) -> None:
     assert {m["key"] for m in data["memories"]} >= {"k", "user_name", "user_location"}
     assert "Ann" in data["identity"]
     assert data["summaries"][0]["chunk_id"] == "sum:s1:chunk_0001"
-    assert data["sessions"][0]["session_id"] == "s1" and data["sessions"][0]["messages"][0]["content"].startswith("My name")
+    assert data["sessions"][0]["session_id"] == "s1" and data["sessions"][0]["messages"][0][
+        "content"
+    ].startswith("My name")
     assert key not in answer["body"] and GEMINI_KEY not in answer["body"] and '"emb"' not in answer["body"]
     assert call("me_export", "GET", "/me/export", who=agent())["statusCode"] == 403
 
@@ -98,18 +146,35 @@ def test_export_holds_everything_but_vectors_and_secrets(call: Call) -> None:
 def test_delete_me_removes_everything_of_the_user_and_nothing_else(call: Call, aws: Any) -> None:
     seed(call, ALICE)
     seed(call, user("bob"))
-    key = call("keys_create", "POST", "/keys", body={"name": "bot", "scopes": ["memory:read"]}, who=ALICE)["json"]["key"]
-    bob_items = aws.query(TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "mem:bob"}})["Count"]
+    key = call("keys_create", "POST", "/keys", body={"name": "bot", "scopes": ["memory:read"]}, who=ALICE)[
+        "json"
+    ]["key"]
+    bob_items = aws.query(
+        TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "mem:bob"}}
+    )["Count"]
     assert call("me_delete", "DELETE", "/me", who=agent())["statusCode"] == 403
     answer = call("me_delete", "DELETE", "/me", who=ALICE)
     assert answer["statusCode"] == 200 and answer["json"]["deleted"] > 5
-    left = aws.query(TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "mem:alice"}})
+    left = aws.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "mem:alice"}},
+    )
     assert left["Count"] == 0
     # the key's lookup item is gone too: the key stops working at once
     event = sample_event("authorizer")
     event["headers"] = {"authorization": f"Bearer {key}"}
     assert "userId" not in load_function("authorizer").handler(event, LambdaContext())["context"]
-    assert not any(item["user_id"]["S"] == "alice" for item in aws.scan(TableName=TABLE)["Items"] if "user_id" in item)
+    assert not any(
+        item["user_id"]["S"] == "alice" for item in aws.scan(TableName=TABLE)["Items"] if "user_id" in item
+    )
     # bob is untouched
-    assert aws.query(TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "mem:bob"}})["Count"] == bob_items
+    assert (
+        aws.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "mem:bob"}},
+        )["Count"]
+        == bob_items
+    )
     assert json.loads(json.dumps(call("me_export", "GET", "/me/export", who=ALICE)["json"]))["memories"] == []

@@ -10,7 +10,12 @@ import pytest
 from tests.conftest import TABLE, Call
 from tests.support import ALICE, agent, user
 
-MEMORY = {"category": "project", "key": "synapse_status", "content": "v1.5.0 deployed on vps1", "tags": ["Synapse", " deployment "]}
+MEMORY = {
+    "category": "project",
+    "key": "synapse_status",
+    "content": "v1.5.0 deployed on vps1",
+    "tags": ["Synapse", " deployment "],
+}
 
 
 def create(call: Call, body: dict[str, Any], who: dict[str, str] = ALICE) -> dict[str, Any]:
@@ -18,7 +23,9 @@ def create(call: Call, body: dict[str, Any], who: dict[str, str] = ALICE) -> dic
 
 
 def by_id(call: Call, mem_id: str, who: dict[str, str] = ALICE) -> dict[str, Any]:
-    return call("memory_get", "GET", f"/memory/{mem_id}", route="/memory/{id}", path_params={"id": mem_id}, who=who)
+    return call(
+        "memory_get", "GET", f"/memory/{mem_id}", route="/memory/{id}", path_params={"id": mem_id}, who=who
+    )
 
 
 def iso(dt: datetime) -> str:
@@ -50,7 +57,11 @@ def test_the_same_key_updates_instead_of_duplicating(call: Call, aws: Any) -> No
     assert second["json"]["content"] == "v1.6.0 deployed"
     assert second["json"]["created_at"] == first["created_at"]
     assert second["json"]["tags"] == ["synapse", "deployment"]  # not sent again: kept
-    items = aws.query(TableName=TABLE, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "mem:alice"}})
+    items = aws.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "mem:alice"}},
+    )
     assert items["Count"] == 1
 
 
@@ -68,7 +79,11 @@ def test_an_agent_writes_unverified_with_lower_confidence_and_resets_verified(ca
     theirs = create(call, {**MEMORY, "content": "agent says v1.7"}, who=agent())
     # Then the memory is now the agent's, unverified, at the agent's default confidence
     assert theirs["statusCode"] == 200
-    assert (theirs["json"]["source"], theirs["json"]["verified"], theirs["json"]["confidence"]) == ("agent", False, 0.7)
+    assert (theirs["json"]["source"], theirs["json"]["verified"], theirs["json"]["confidence"]) == (
+        "agent",
+        False,
+        0.7,
+    )
     # and the source in a body is never trusted
     forged = create(call, {**MEMORY, "key": "other", "source": "user", "verified": True}, who=agent())["json"]
     assert (forged["source"], forged["verified"]) == ("agent", False)
@@ -78,7 +93,9 @@ def test_only_a_human_can_verify(call: Call) -> None:
     mem = create(call, MEMORY, who=agent())["json"]
     path, params = f"/memory/{mem['id']}/verify", {"id": mem["id"]}
     # When an agent tries: 403 in the envelope; nothing changes
-    refused = call("memory_verify", "POST", path, route="/memory/{id}/verify", path_params=params, who=agent())
+    refused = call(
+        "memory_verify", "POST", path, route="/memory/{id}/verify", path_params=params, who=agent()
+    )
     assert refused["statusCode"] == 403 and refused["json"]["error"]["code"] == "forbidden"
     assert by_id(call, mem["id"])["json"]["verified"] is False
     # When alice verifies it: verified
@@ -90,18 +107,38 @@ def test_put_changes_fields_but_never_category_or_key(call: Call) -> None:
     mem = create(call, MEMORY)["json"]
 
     def put(body: dict[str, Any], who: dict[str, str] = ALICE) -> dict[str, Any]:
-        return call("memory_update", "PUT", f"/memory/{mem['id']}", route="/memory/{id}", path_params={"id": mem["id"]}, body=body, who=who)
+        return call(
+            "memory_update",
+            "PUT",
+            f"/memory/{mem['id']}",
+            route="/memory/{id}",
+            path_params={"id": mem["id"]},
+            body=body,
+            who=who,
+        )
 
     changed = put({"content": "new", "priority": "critical", "tags": ["A"], "confidence": 0.9})
     assert changed["statusCode"] == 200
-    assert (changed["json"]["content"], changed["json"]["priority"], changed["json"]["tags"]) == ("new", "critical", ["a"])
+    assert (changed["json"]["content"], changed["json"]["priority"], changed["json"]["tags"]) == (
+        "new",
+        "critical",
+        ["a"],
+    )
     refused = put({"key": "renamed"})
     assert refused["statusCode"] == 422 and refused["json"]["error"]["details"][0]["loc"] == ["body", "key"]
     assert put({"category": "note"})["statusCode"] == 422
     assert put({"category": "project", "content": "same category is fine"})["statusCode"] == 200
     by_agent = put({"content": "agent edit"}, who=agent())["json"]
     assert (by_agent["verified"], by_agent["source"]) == (False, "agent")
-    missing = call("memory_update", "PUT", "/memory/nope", route="/memory/{id}", path_params={"id": "nope"}, body={"content": "x"}, who=ALICE)
+    missing = call(
+        "memory_update",
+        "PUT",
+        "/memory/nope",
+        route="/memory/{id}",
+        path_params={"id": "nope"},
+        body={"content": "x"},
+        who=ALICE,
+    )
     assert missing["statusCode"] == 404 and missing["json"]["error"]["code"] == "not_found"
 
 
@@ -125,7 +162,9 @@ def test_expired_memories_are_hidden_from_every_read_but_kept(call: Call, aws: A
     assert [m["key"] for m in listed] == ["live"]
     tagged = call("memory_by_tag", "GET", "/memory/by-tag", query={"tag": "t"}, who=ALICE)["json"]["memories"]
     assert [m["key"] for m in tagged] == ["live"]
-    found = call("memory_search", "GET", "/memory/search", query={"q": "deployed"}, who=ALICE)["json"]["memories"]
+    found = call("memory_search", "GET", "/memory/search", query={"q": "deployed"}, who=ALICE)["json"][
+        "memories"
+    ]
     assert [m["key"] for m in found] == ["live"]
     text = call("memory_recall_text", "GET", "/memory/recall", who=ALICE)["body"]
     assert "old" not in text and "Memories: 1 total" in text
@@ -136,7 +175,15 @@ def test_expired_memories_are_hidden_from_every_read_but_kept(call: Call, aws: A
 
 def test_list_filters_and_pages(call: Call) -> None:
     for i in range(5):
-        create(call, {"category": "fact", "key": f"fact_{i}", "content": f"fact {i}", "tags": ["Even" if i % 2 == 0 else "odd"]})
+        create(
+            call,
+            {
+                "category": "fact",
+                "key": f"fact_{i}",
+                "content": f"fact {i}",
+                "tags": ["Even" if i % 2 == 0 else "odd"],
+            },
+        )
     create(call, {"category": "note", "key": "by_agent", "content": "agent note"}, who=agent())
 
     def listing(**query: str) -> dict[str, Any]:
@@ -163,8 +210,27 @@ def test_list_filters_and_pages(call: Call) -> None:
 
 
 def test_recall_text_is_exactly_the_contract_format(call: Call) -> None:
-    create(call, {"category": "project", "key": "synapse_status", "content": "v1.5.0 deployed, working on v1.6.0 docs", "tags": ["synapse", "deployment"], "priority": "high"}, who=agent())
-    create(call, {"category": "identity", "key": "user_name", "content": "Michael Schäfer", "tags": ["person", "identity"], "priority": "critical"})
+    create(
+        call,
+        {
+            "category": "project",
+            "key": "synapse_status",
+            "content": "v1.5.0 deployed, working on v1.6.0 docs",
+            "tags": ["synapse", "deployment"],
+            "priority": "high",
+        },
+        who=agent(),
+    )
+    create(
+        call,
+        {
+            "category": "identity",
+            "key": "user_name",
+            "content": "Michael Schäfer",
+            "tags": ["person", "identity"],
+            "priority": "critical",
+        },
+    )
     create(call, {"category": "note", "key": "low_note", "content": "line one\nline two", "priority": "low"})
     answer = call("memory_recall_text", "GET", "/memory/recall", who=ALICE)
     assert answer["statusCode"] == 200
@@ -185,9 +251,14 @@ def test_recall_text_is_exactly_the_contract_format(call: Call) -> None:
         "    line one\n"
         "    line two\n"
     )
-    limited = call("memory_recall_text", "GET", "/memory/recall", query={"limit": "1", "category": "identity"}, who=ALICE)["body"]
+    limited = call(
+        "memory_recall_text", "GET", "/memory/recall", query={"limit": "1", "category": "identity"}, who=ALICE
+    )["body"]
     assert limited.startswith("Mind: alice\nMemories: 1 total (1 verified, 0 unverified)\n\n[001] identity")
-    assert call("memory_recall_text", "GET", "/memory/recall", query={"limit": "501"}, who=ALICE)["statusCode"] == 422
+    assert (
+        call("memory_recall_text", "GET", "/memory/recall", query={"limit": "501"}, who=ALICE)["statusCode"]
+        == 422
+    )
 
 
 def test_recall_text_orders_same_priority_by_most_recent_update(call: Call) -> None:
@@ -206,9 +277,27 @@ def test_by_tag_is_case_insensitive(call: Call) -> None:
 
 
 def test_search_ranks_english_and_thai(call: Call) -> None:
-    create(call, {"category": "skill", "key": "docker_swarm", "content": "Runs Docker Swarm clusters with overlay networks", "tags": ["docker"]})
-    create(call, {"category": "skill", "key": "kubernetes", "content": "Knows Kubernetes, prefers it to docker compose", "tags": ["k8s"]})
-    create(call, {"category": "preference", "key": "food", "content": "ชอบกินข้าวมันไก่ร้านประตูน้ำ", "tags": ["อาหาร"]})
+    create(
+        call,
+        {
+            "category": "skill",
+            "key": "docker_swarm",
+            "content": "Runs Docker Swarm clusters with overlay networks",
+            "tags": ["docker"],
+        },
+    )
+    create(
+        call,
+        {
+            "category": "skill",
+            "key": "kubernetes",
+            "content": "Knows Kubernetes, prefers it to docker compose",
+            "tags": ["k8s"],
+        },
+    )
+    create(
+        call, {"category": "preference", "key": "food", "content": "ชอบกินข้าวมันไก่ร้านประตูน้ำ", "tags": ["อาหาร"]}
+    )
     create(call, {"category": "fact", "key": "home", "content": "อาศัยอยู่ที่เชียงใหม่กับแมวสองตัว"})
 
     def search(**query: str) -> list[dict[str, Any]]:
@@ -235,7 +324,13 @@ def test_expiring_within_a_window_soonest_first(call: Call) -> None:
     create(call, {**MEMORY, "key": "never"})
 
     def expiring(within: str | None = None) -> dict[str, Any]:
-        return call("memory_expiring", "GET", "/memory/expiring", query={"within": within} if within else None, who=ALICE)
+        return call(
+            "memory_expiring",
+            "GET",
+            "/memory/expiring",
+            query={"within": within} if within else None,
+            who=ALICE,
+        )
 
     assert [m["key"] for m in expiring()["json"]["memories"]] == ["in_20m", "in_2h", "in_3d"]
     assert [m["key"] for m in expiring("30m")["json"]["memories"]] == ["in_20m"]
@@ -259,7 +354,9 @@ def test_expiring_within_a_window_soonest_first(call: Call) -> None:
         ({"key": "k", "content": "c"}, ["body", "category"]),
     ],
 )
-def test_invalid_bodies_are_422_with_details_and_write_nothing(call: Call, aws: Any, body: dict[str, Any], loc: list[str]) -> None:
+def test_invalid_bodies_are_422_with_details_and_write_nothing(
+    call: Call, aws: Any, body: dict[str, Any], loc: list[str]
+) -> None:
     answer = create(call, body)
     assert answer["statusCode"] == 422
     error = answer["json"]["error"]
@@ -271,21 +368,40 @@ def test_invalid_bodies_are_422_with_details_and_write_nothing(call: Call, aws: 
 def test_malformed_json_is_400_and_a_huge_body_413(call: Call, aws: Any) -> None:
     bad = call("memory_create", "POST", "/memory", raw_body='{"category": ', who=ALICE)
     assert bad["statusCode"] == 400 and bad["json"]["error"]["code"] == "invalid_json"
-    huge = call("memory_create", "POST", "/memory", raw_body='{"content": "' + "x" * (256 * 1024) + '"}', who=ALICE)
+    huge = call(
+        "memory_create", "POST", "/memory", raw_body='{"content": "' + "x" * (256 * 1024) + '"}', who=ALICE
+    )
     assert huge["statusCode"] == 413 and huge["json"]["error"]["code"] == "payload_too_large"
     assert aws.scan(TableName=TABLE)["Count"] == 0
 
 
 def test_json_is_read_whatever_the_content_type_label(call: Call) -> None:
-    answer = call("memory_create", "POST", "/memory", body=MEMORY, headers={"content-type": "application/x-www-form-urlencoded"}, who=ALICE)
+    answer = call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body=MEMORY,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+        who=ALICE,
+    )
     assert answer["statusCode"] == 201
-    form = call("memory_create", "POST", "/memory", raw_body="category=fact&key=k", headers={"content-type": "application/x-www-form-urlencoded"}, who=ALICE)
+    form = call(
+        "memory_create",
+        "POST",
+        "/memory",
+        raw_body="category=fact&key=k",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+        who=ALICE,
+    )
     assert form["statusCode"] == 400 and form["json"]["error"]["code"] == "invalid_json"
 
 
 def test_no_principal_is_401_and_missing_scope_is_403(call: Call, aws: Any) -> None:
     assert create(call, MEMORY, who={})["statusCode"] == 401
-    assert create(call, MEMORY, who={"error": "The token has expired."})["json"]["error"] == {"code": "unauthorized", "message": "The token has expired."}
+    assert create(call, MEMORY, who={"error": "The token has expired."})["json"]["error"] == {
+        "code": "unauthorized",
+        "message": "The token has expired.",
+    }
     read_only = create(call, MEMORY, who=agent(scopes="memory:read"))
     assert read_only["statusCode"] == 403 and read_only["json"]["error"]["code"] == "forbidden"
     write_only = call("memory_list", "GET", "/memory", who=agent(scopes="memory:write"))
@@ -303,7 +419,10 @@ def test_users_never_see_each_others_memories(call: Call) -> None:
     bob = user("bob")
     assert by_id(call, mine["id"], who=bob)["statusCode"] == 404
     assert call("memory_list", "GET", "/memory", who=bob)["json"]["memories"] == []
-    assert call("memory_search", "GET", "/memory/search", query={"q": "deployed"}, who=bob)["json"]["memories"] == []
+    assert (
+        call("memory_search", "GET", "/memory/search", query={"q": "deployed"}, who=bob)["json"]["memories"]
+        == []
+    )
     assert "Memories: 0 total" in call("memory_recall_text", "GET", "/memory/recall", who=bob)["body"]
     # bob storing the same key makes bob's own memory
     theirs = create(call, MEMORY, who=bob)

@@ -60,7 +60,11 @@ def jwks(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 def test_hs256_user_token_gives_a_user_with_every_scope() -> None:
     who = auth.verify_jwt(jwt.encode(claims(), SECRET, algorithm="HS256"))
-    assert (who.user_id, who.kind, who.scopes) == ("alice", "user", frozenset({"memory:read", "memory:write"}))
+    assert (who.user_id, who.kind, who.scopes) == (
+        "alice",
+        "user",
+        frozenset({"memory:read", "memory:write"}),
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,7 +112,9 @@ def test_hs256_signed_with_the_jwks_public_key_is_refused(jwks: str, monkeypatch
     # the classic algorithm-confusion attack: HMAC keyed with the public key
     monkeypatch.delenv("JWT_SECRET")
     settings.cache_clear()
-    pem = RSA_KEY.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    pem = RSA_KEY.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     import base64
     import hashlib
     import hmac

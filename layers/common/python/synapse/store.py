@@ -551,7 +551,10 @@ def _query_prefix(user_id: str, prefix: str) -> Iterator[Item]:
     kwargs: dict[str, Any] = {
         "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)" if prefix else "pk = :pk",
-        "ExpressionAttributeValues": {":pk": _s(user_pk(user_id)), **({":pre": _s(prefix)} if prefix else {})},
+        "ExpressionAttributeValues": {
+            ":pk": _s(user_pk(user_id)),
+            **({":pre": _s(prefix)} if prefix else {}),
+        },
     }
     while True:
         with _translate():
