@@ -32,7 +32,7 @@ help:
 # ---------------------------------------------------------------- environments
 # The stamp depends on pyproject.toml: dependencies are re-installed only when it changes.
 $(VENV)/.installed: $(ROOT)/pyproject.toml
-	@echo ">> creating $(VENV) with $(PYTHON)"
+	@echo ">> installing the dev dependency group into $(VENV) ($(PYTHON))"
 	@test -x "$(VENV)/bin/python" || "$(PYTHON)" -m venv "$(VENV)"
 	@# dependency groups need pip >= 25.1
 	"$(VENV)/bin/python" -m pip install --quiet --upgrade "pip>=25.1"
@@ -42,7 +42,7 @@ $(VENV)/.installed: $(ROOT)/pyproject.toml
 venv: $(VENV)/.installed
 
 $(SAM_VENV)/.installed:
-	@echo ">> creating $(SAM_VENV) with $(PYTHON)"
+	@echo ">> installing aws-sam-cli $(SAM_CLI_VERSION) into $(SAM_VENV) ($(PYTHON))"
 	@test -x "$(SAM_VENV)/bin/python" || "$(PYTHON)" -m venv "$(SAM_VENV)"
 	"$(SAM_VENV)/bin/python" -m pip install --quiet --upgrade pip
 	"$(SAM_VENV)/bin/python" -m pip install --quiet "aws-sam-cli==$(SAM_CLI_VERSION)"
