@@ -59,8 +59,8 @@ def test_the_same_key_updates_instead_of_duplicating(call: Call, aws: Any) -> No
     assert second["json"]["tags"] == ["synapse", "deployment"]  # not sent again: kept
     items = aws.query(
         TableName=TABLE,
-        KeyConditionExpression="pk = :p",
-        ExpressionAttributeValues={":p": {"S": "mem:alice"}},
+        KeyConditionExpression="pk = :p AND begins_with(sk, :n)",
+        ExpressionAttributeValues={":p": {"S": "mem:alice"}, ":n": {"S": "nug:"}},
     )
     assert items["Count"] == 1
 

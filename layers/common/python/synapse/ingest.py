@@ -81,14 +81,9 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         )
     # 4. one batched embedding call for every nugget
     from synapse.embeddings import get_embedder
-    from synapse.memories import document_text
 
     embedder = get_embedder(api_key)
-    vectors = (
-        embedder.embed_documents([document_text(n.category, n.key, n.content) for n in extracted])
-        if embedder is not None
-        else None
-    )
+    vectors = embedder.embed_documents([n.content for n in extracted]) if embedder is not None else None
     # 5. upsert by key: full items in batched writes
     items, nuggets, created = [], [], 0
     for i, nugget in enumerate(extracted):
@@ -118,7 +113,7 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
             )
         items.append(store.memory_item(memory, vector, rev + 1))
         nuggets.append(memory)
-    store.batch_put(items)
+    store.put_memories(user_id, items)
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in nuggets):

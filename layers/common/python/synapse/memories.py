@@ -32,7 +32,8 @@ def default_confidence(who: Principal) -> float:
 
 
 def embed_document(user_id: str, text: str) -> store.Vector | None:
-    """The stored vector of a memory's text, or None when no embedder is configured."""
+    """The stored vector of a memory's content (its key and tags are for full-text search), or None
+    when no embedder is configured."""
     from synapse.embeddings import get_embedder  # lazy: keeps google.genai out of cold starts
     from synapse.providers import gemini_key_for
 
@@ -41,11 +42,6 @@ def embed_document(user_id: str, text: str) -> store.Vector | None:
         return None
     vec = embedder.embed_documents([text])[0]
     return store.Vector(data=store.encode_vector(vec), model=embedder.model, dim=int(vec.shape[0]))
-
-
-def document_text(category: Category | str, key: str, content: str) -> str:
-    """What a memory is embedded and searched as: its content, with its key as a hint."""
-    return f"{content}\n({category}: {key.replace('_', ' ')})"
 
 
 def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
@@ -63,7 +59,7 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
         if name in sent:
             fields[name] = getattr(body, name)
     defaults: dict[str, Any] = {"tags": [], "priority": body.priority.value}
-    vector = embed_document(user_id, document_text(body.category, body.key, body.content))
+    vector = embed_document(user_id, body.content)
     return store.upsert_memory(
         user_id,
         category=body.category,
@@ -107,12 +103,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
             if value is None and name != "expires_at":
                 raise ValidationFailed.at(["body", name], f"{name} cannot be null")
             fields[name] = value
-    vector = None
-    if patch.content is not None:
-        current = store.get_memory(who.user_id, mem_id)
-        if current is None:
-            raise NotFound("No memory with that id.")
-        vector = embed_document(who.user_id, document_text(current.category, current.key, patch.content))
+    vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
     return store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
 
 
@@ -168,14 +159,13 @@ def live(who: Principal, *, category: Category | None = None, tag: str | None = 
 def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
     """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
     from synapse.ranking import BM25, tokenize, top_k
+    from synapse.recall import search_text
 
     memories = live(who, tag=tag)
     terms = tokenize(query)
     if not memories or not terms:
         return []
-    index = BM25(
-        [tokenize(document_text(m.category, m.key, m.content) + " " + " ".join(m.tags)) for m in memories]
-    )
+    index = BM25([tokenize(search_text(m.content, m.key, m.tags)) for m in memories])
     scores = index.scores(terms)
     best = [int(i) for i in top_k(scores, limit) if scores[int(i)] > 0]
     return [ScoredMemory(**memories[i].model_dump(), score=round(float(scores[i]), 4)) for i in best]

@@ -1,17 +1,47 @@
-"""Recall: semantic + full-text recall for a query, and the plain-text rendering for an LLM."""
+"""Recall: semantic + full-text recall for a query, and the plain-text rendering for an LLM.
+
+A recall scores every memory of the user. The memories are read once into a `Corpus` (columns,
+a BM25 index, and the vectors as one int8 matrix) that stays in the container and is checked
+against the user's version token, which every write changes: a repeated recall with nothing
+changed reads one small item instead of the whole partition.
+"""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from synapse import store
 from synapse.auth import Principal
-from synapse.models import PRIORITY_RANK, Memory, RecalledMemory, RecallIn, RecallOut, utcnow
+from synapse.config import settings
+from synapse.models import (
+    PRIORITY_RANK,
+    Category,
+    Memory,
+    Priority,
+    RecalledMemory,
+    RecallIn,
+    RecallOut,
+    parse_iso,
+    utcnow,
+)
 from synapse.providers import gemini_key_for
+
+PREFIX_DIMS = 256  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
+# Matryoshka-trained, so a prefix ranks nearly as well; the exact re-rank of the best candidates
+# corrects the rest)
+PREFIX_MIN_ROWS = 20_000  # below this an exact pass is as fast
+CHUNK_ROWS = 2048  # int8 → float32 a block at a time, so the block stays in cache
+CACHE_MAX_ROWS = 200_000  # memories kept across all cached users of a container
+_FAR_FUTURE = float("inf")
 
 
 @cache
@@ -20,71 +50,221 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall")
 
 
+@dataclass
+class Corpus:
+    """One user's memories, as columns ready for scoring."""
+
+    version: str
+    model_key: str | None
+    ids: list[str]
+    categories: list[str]
+    keys: list[str]
+    contents: list[str]
+    tags: list[list[str]]
+    verified: np.ndarray  # bool
+    priority: np.ndarray  # 0 low … 3 critical
+    created: list[str]
+    updated: np.ndarray  # epoch seconds
+    expires: np.ndarray  # epoch seconds, inf when never
+    tokens: list[list[str]]
+    bm25: Any
+    vec_rows: np.ndarray  # indices of memories whose vector is of `model_key`
+    vectors: np.ndarray  # int8, len(vec_rows) × dim
+    scales: np.ndarray  # float32 per vector row
+    prefix: np.ndarray | None  # float32 first PREFIX_DIMS dims (only for large corpora)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _plain(attr: dict[str, Any] | None, default: Any = None) -> Any:
+    if attr is None:
+        return default
+    ((kind, value),) = attr.items()
+    return value if kind != "L" else [v.get("S", "") for v in value]
+
+
+def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str | None) -> Corpus:
+    """Raw DynamoDB items (as boto3 returns them) → a Corpus, without a model object per memory."""
+    from synapse.ranking import BM25, tokenize
+
+    ids, cats, keys, contents, tags, created = [], [], [], [], [], []
+    verified, prio, updated, expires = [], [], [], []
+    blobs: list[bytes] = []
+    vec_rows: list[int] = []
+    for i, item in enumerate(items):
+        ids.append(item["sk"]["S"][4:])
+        cats.append(item["category"]["S"])
+        keys.append(item["key"]["S"])
+        contents.append(item["content"]["S"])
+        tags.append(_plain(item.get("tags"), []))
+        created.append(item["created_at"]["S"])
+        verified.append(bool(_plain(item.get("verified"), False)))
+        prio.append(PRIORITY_RANK[Priority(_plain(item.get("priority"), "normal"))])
+        updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
+        exp = _plain(item.get("expires_at"))
+        expires.append(parse_iso(exp).timestamp() if exp else _FAR_FUTURE)
+        emb = item.get("emb")
+        if emb is not None and f"{item['emb_model']['S']}/{item['emb_dim']['N']}" == model_key:
+            vec_rows.append(i)
+            blobs.append(emb["B"])
+    dim = int(model_key.rsplit("/", 1)[1]) if model_key else 0
+    vectors, scales = (
+        store.decode_matrix(blobs, dim) if blobs else (np.zeros((0, dim), np.int8), np.zeros(0, np.float32))
+    )
+    prefix = None
+    if len(blobs) >= PREFIX_MIN_ROWS and dim > PREFIX_DIMS:
+        prefix = vectors[:, :PREFIX_DIMS].astype(np.float32) * scales[:, None]
+        prefix /= np.maximum(np.linalg.norm(prefix, axis=1, keepdims=True), 1e-12)
+    tokens = [tokenize(search_text(c, k, t)) for c, k, t in zip(contents, keys, tags, strict=True)]
+    return Corpus(
+        version=version,
+        model_key=model_key,
+        ids=ids,
+        categories=cats,
+        keys=keys,
+        contents=contents,
+        tags=tags,
+        verified=np.array(verified, dtype=bool),
+        priority=np.array(prio, dtype=np.int8),
+        created=created,
+        updated=np.array(updated, dtype=np.float64),
+        expires=np.array(expires, dtype=np.float64),
+        tokens=tokens,
+        bm25=BM25(tokens),
+        vec_rows=np.array(vec_rows, dtype=np.intp),
+        vectors=vectors,
+        scales=scales,
+        prefix=prefix,
+    )
+
+
+def search_text(content: str, key: str, tags: Sequence[str]) -> str:
+    """What full-text search sees of a memory: its content, its key's words and its tags."""
+    return f"{content} {key.replace('_', ' ')} {' '.join(tags)}"
+
+
+def dense_scores(corpus: Corpus, query: np.ndarray, candidates: int) -> np.ndarray:
+    """Cosine of `query` with every vector row (int8 blocks → float32, one product per block).
+
+    A large corpus is scored on its cached vector prefix first; the best `candidates` are then
+    re-scored exactly on the full vectors.
+    """
+    q = np.asarray(query, dtype=np.float32)
+    n = len(corpus.vec_rows)
+    if corpus.prefix is not None and n > 4 * candidates:
+        qp = q[:PREFIX_DIMS] / max(float(np.linalg.norm(q[:PREFIX_DIMS])), 1e-12)
+        scores: np.ndarray = corpus.prefix @ qp
+        best = np.argpartition(-scores, candidates)[:candidates]
+        exact = (corpus.vectors[best].astype(np.float32) @ q) * corpus.scales[best]
+        scores[best] = exact
+        return scores
+    out = np.empty(n, dtype=np.float32)
+    for start in range(0, n, CHUNK_ROWS):
+        block = corpus.vectors[start : start + CHUNK_ROWS].astype(np.float32)
+        out[start : start + CHUNK_ROWS] = block @ q
+    out *= corpus.scales
+    return out
+
+
+class _CorpusCache:
+    """Per-container LRU of users' corpora, bounded by the number of memories held."""
+
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self._data: OrderedDict[tuple[str, str | None], Corpus] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, user_id: str, model_key: str | None, version: str) -> Corpus | None:
+        with self._lock:
+            corpus = self._data.get((user_id, model_key))
+            if corpus is None or corpus.version != version:
+                return None
+            self._data.move_to_end((user_id, model_key))
+            return corpus
+
+    def put(self, user_id: str, corpus: Corpus) -> None:
+        with self._lock:
+            self._data[(user_id, corpus.model_key)] = corpus
+            self._data.move_to_end((user_id, corpus.model_key))
+            while len(self._data) > 1 and sum(len(c) for c in self._data.values()) > self.max_rows:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+CACHE = _CorpusCache(CACHE_MAX_ROWS)
+
+
+def load_corpus(user_id: str, model_key: str | None) -> Corpus:
+    """The user's corpus: from the container's cache when the version token still matches."""
+    if not settings().recall_cache:
+        return build_corpus(store.nugget_items(user_id), "", model_key)
+    version = store.get_version(user_id)
+    corpus = CACHE.get(user_id, model_key, version)
+    if corpus is None:
+        corpus = build_corpus(store.nugget_items(user_id), version, model_key)
+        CACHE.put(user_id, corpus)
+    return corpus
+
+
 def recall(who: Principal, body: RecallIn) -> RecallOut:
     """The most relevant live memories for `query`, and the identity line."""
     from synapse.embeddings import get_embedder
-    from synapse.memories import document_text
-    from synapse.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
+    from synapse.ranking import boost, relevance, tokenize, top_k
 
     user_id = who.check_user_id(body.userId)
     embedder = get_embedder(gemini_key_for(user_id))
-    query_vec = _pool().submit(embedder.embed_query, body.query) if embedder is not None else None
+    query_vec: Future[np.ndarray] | None = None
+    model_key = None
+    if embedder is not None:
+        query_vec = _pool().submit(embedder.embed_query, body.query)
+        model_key = f"{embedder.model}/{embedder.dim}"
     identity = _pool().submit(store.get_identity, user_id)
+    corpus = load_corpus(user_id, model_key)
     now = utcnow()
-    flt = store.MemoryFilter(category=body.category, live_at=now)
-    rows = store.scoring_rows(user_id, flt)
-    keep = _with_tags(rows.memories, body.tags)
-    memories = [rows.memories[i] for i in keep]
-    answer = RecallOut(memories=[], identity=identity.result())
-    if not memories:
-        if query_vec is not None:
-            query_vec.result()
-        return answer
-    texts = [document_text(m.category, m.key, m.content) + " " + " ".join(m.tags) for m in memories]
-    lexical = BM25([tokenize(t) for t in texts]).scores(tokenize(body.query))
     dense = None
-    if query_vec is not None and embedder is not None:
+    if query_vec is not None:
         q = query_vec.result()
-        wanted = f"{embedder.model}/{q.shape[0]}"
-        # vectors of another model (or size) are never compared: they score as unrelated
-        dense = np.full(len(memories), -1.0, dtype=np.float32)
-        usable = [j for j, i in enumerate(keep) if rows.models[i] == wanted and rows.vectors[i] is not None]
-        if usable:
-            matrix = np.vstack([store.decode_vector(rows.vectors[keep[j]] or b"") for j in usable])
-            dense[usable] = cosine_scores(matrix, q)
-    fused = hybrid_scores(dense, lexical)
-    scores = boost(
-        fused,
-        np.array([PRIORITY_RANK[m.priority] for m in memories]),
-        np.array([_age_days(m, now) for m in memories]),
-    )
-    best = top_k(scores, body.limit)
-    answer.memories = [_recalled(memories[int(i)], float(scores[int(i)])) for i in best]
+        dense = np.full(len(corpus), -1.0, dtype=np.float32)  # no vector of this model: unrelated
+        if len(corpus.vec_rows):
+            dense[corpus.vec_rows] = dense_scores(corpus, q, candidates=max(200, 20 * body.limit))
+    answer = RecallOut(memories=[], identity=identity.result())
+    mask = _mask(corpus, body.category, body.tags, now)
+    if not mask.any():
+        return answer
+    scores = relevance(corpus.bm25, corpus.tokens, tokenize(body.query), dense)
+    age_days = np.maximum(now.timestamp() - corpus.updated, 0.0) / 86400.0
+    scores = boost(scores, corpus.priority, age_days)
+    scores = np.where(mask, scores, -np.inf).astype(np.float32)
+    best = [int(i) for i in top_k(scores, min(body.limit, int(mask.sum())))]
+    answer.memories = [_recalled(corpus, i, float(scores[i])) for i in best]
     return answer
 
 
-def _with_tags(memories: list[Memory], tags: list[str] | None) -> list[int]:
-    """Indices of memories carrying any of `tags` (all of them when no tags are given)."""
-    if not tags:
-        return list(range(len(memories)))
-    wanted = set(tags)
-    return [i for i, m in enumerate(memories) if wanted.intersection(m.tags)]
+def _mask(corpus: Corpus, category: Category | None, tags: list[str] | None, now: datetime) -> np.ndarray:
+    """Live memories, of the category, carrying any of the tags."""
+    mask: np.ndarray = corpus.expires > now.timestamp()
+    if category is not None:
+        mask &= np.array([c == category.value for c in corpus.categories], dtype=bool)
+    if tags:
+        wanted = set(tags)
+        mask &= np.array([bool(wanted.intersection(t)) for t in corpus.tags], dtype=bool)
+    return mask
 
 
-def _age_days(memory: Memory, now: datetime) -> float:
-    return max((now - memory.updated_at).total_seconds(), 0.0) / 86400.0
-
-
-def _recalled(memory: Memory, score: float) -> RecalledMemory:
+def _recalled(corpus: Corpus, i: int, score: float) -> RecalledMemory:
     return RecalledMemory(
-        id=memory.id,
-        text=memory.content,
-        type=memory.category,
-        key=memory.key,
+        id=corpus.ids[i],
+        text=corpus.contents[i],
+        type=Category(corpus.categories[i]),
+        key=corpus.keys[i],
         score=round(score, 4),
-        priority=memory.priority,
-        verified=memory.verified,
-        created_at=memory.created_at,
+        priority=Priority(list(PRIORITY_RANK)[int(corpus.priority[i])]),
+        verified=bool(corpus.verified[i]),
+        created_at=parse_iso(corpus.created[i]),
     )
 
 

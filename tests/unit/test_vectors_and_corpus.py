@@ -1,0 +1,113 @@
+"""The stored vector codec, the recall corpus built from raw items, and its dense scoring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from synapse import recall, store
+
+DIM = 64
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    m = rng.standard_normal((n, dim)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def raw_item(
+    i: int, vec: np.ndarray | None, model: str = "m", content: str = "text", **extra: Any
+) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "sk": {"S": f"nug:id{i}"},
+        "category": {"S": "fact"},
+        "key": {"S": f"k{i}"},
+        "content": {"S": content},
+        "tags": {"L": [{"S": "t"}]},
+        "priority": {"S": "normal"},
+        "verified": {"BOOL": False},
+        "created_at": {"S": "2026-12-01T00:00:00Z"},
+        "updated_at": {"S": "2026-12-01T00:00:00Z"},
+        **extra,
+    }
+    if vec is not None:
+        item.update(
+            {
+                "emb": {"B": store.encode_vector(vec)},
+                "emb_model": {"S": model},
+                "emb_dim": {"N": str(vec.shape[0])},
+            }
+        )
+    return item
+
+
+def test_the_codec_is_int8_with_a_scale_and_keeps_the_direction() -> None:
+    rng = np.random.default_rng(1)
+    v = unit(rng, 1, 768)[0]
+    data = store.encode_vector(v)
+    assert len(data) == 4 + 768  # half of float16's bytes
+    back = store.decode_vector(data)
+    assert float(back @ v) / float(np.linalg.norm(back)) > 0.999
+
+
+def test_decode_matrix_reads_many_vectors_in_one_copy() -> None:
+    rng = np.random.default_rng(2)
+    m = unit(rng, 50)
+    ints, scales = store.decode_matrix([store.encode_vector(v) for v in m], DIM)
+    assert ints.shape == (50, DIM) and ints.dtype == np.int8 and scales.shape == (50,)
+    approx = ints.astype(np.float32) * scales[:, None]
+    assert np.allclose(approx, m, atol=0.02)
+
+
+def test_dense_scores_rank_like_exact_cosine() -> None:
+    rng = np.random.default_rng(3)
+    m = unit(rng, 500)
+    corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    q = m[7] + 0.1 * unit(rng, 1)[0]
+    scores = recall.dense_scores(corpus, q, candidates=50)
+    exact = m @ q
+    assert set(np.argsort(-scores)[:10]) == set(np.argsort(-exact)[:10])
+
+
+def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
+    monkeypatch.setattr(recall, "PREFIX_DIMS", 32)
+    rng = np.random.default_rng(4)
+    # Matryoshka-like vectors (as Gemini's are): most of the signal sits in the first dimensions
+    decay = np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
+    m = unit(rng, 2000) * decay
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    assert corpus.prefix is not None and corpus.prefix.shape == (2000, 32)
+    q = m[42] + 0.05 * unit(rng, 1)[0] * decay
+    scores = recall.dense_scores(corpus, q, candidates=100)
+    exact = m @ q
+    top = np.argsort(-exact)[:10]
+    assert set(np.argsort(-scores)[:10]) == set(top)
+    assert np.allclose(scores[top], exact[top], atol=0.02)
+
+
+def test_vectors_of_another_model_or_size_are_left_out() -> None:
+    rng = np.random.default_rng(5)
+    items = [
+        raw_item(0, unit(rng, 1)[0], model="m"),
+        raw_item(1, unit(rng, 1)[0], model="other"),
+        raw_item(2, unit(rng, 1, 32)[0], model="m"),
+        raw_item(3, None),
+    ]
+    corpus = recall.build_corpus(items, "v1", f"m/{DIM}")
+    assert corpus.vec_rows.tolist() == [0]
+    assert len(corpus) == 4
+
+
+def test_the_cache_serves_a_corpus_only_for_its_version() -> None:
+    cache = recall._CorpusCache(max_rows=10)
+    corpus = recall.build_corpus([raw_item(i, None) for i in range(4)], "v1", None)
+    cache.put("alice", corpus)
+    assert cache.get("alice", None, "v1") is corpus
+    assert cache.get("alice", None, "v2") is None  # a write changed the version
+    assert cache.get("bob", None, "v1") is None
+    cache.put("bob", recall.build_corpus([raw_item(i, None) for i in range(8)], "v1", None))
+    assert cache.get("alice", None, "v1") is None  # evicted: over the row budget
