@@ -441,3 +441,44 @@ def test_when_gemini_stays_down_ingest_is_503_and_raw_messages_are_kept(
     retry = ingest(call, THAI_AND_ENGLISH)
     assert retry["statusCode"] == 200 and retry["json"]["nuggets_created"] == 1
     assert int(session_item(aws)["msg_count"]["N"]) == len(THAI_AND_ENGLISH)
+
+
+def test_the_identity_line_follows_identity_memories_written_directly(call: Call) -> None:
+    def identity() -> Any:
+        return call(
+            "memory_identity",
+            "GET",
+            "/memory/identity/alice",
+            route="/memory/identity/{userId}",
+            path_params={"userId": "alice"},
+            who=ALICE,
+        )["json"]["identity"]
+
+    # When a user stores an identity memory through POST /memory, the line has it
+    mem = call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "identity", "key": "user_name", "content": "ชื่อ มานี"},
+        who=ALICE,
+    )["json"]
+    assert identity() == "ชื่อ มานี"
+    # a memory of another category does not change it
+    call(
+        "memory_create",
+        "POST",
+        "/memory",
+        body={"category": "fact", "key": "f", "content": "likes trains"},
+        who=ALICE,
+    )
+    assert identity() == "ชื่อ มานี"
+    # and deleting the memory takes it out of the line
+    call(
+        "memory_delete",
+        "DELETE",
+        f"/memory/{mem['id']}",
+        route="/memory/{id}",
+        path_params={"id": mem["id"]},
+        who=ALICE,
+    )
+    assert identity() is None

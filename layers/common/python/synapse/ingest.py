@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from synapse import events, llm, store
 from synapse.auth import Principal
@@ -25,6 +25,8 @@ from synapse.providers import gemini_key_for
 IDENTITY_CATEGORIES = (Category.identity, Category.preference)
 IDENTITY_MAX_ITEMS = 12
 IDENTITY_MAX_CHARS = 600
+PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
+PROMPT_MAX_KEYS = 200
 
 
 def request_hash(user_id: str, body: IngestIn) -> str:
@@ -66,9 +68,7 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         )
     # 3. one extraction call, shown the keys the user already has
     current = {(m.category, m.key): (m, rev) for m, rev in store.memories_with_rev(user_id)}
-    existing = [
-        llm.ExistingKey(category=m.category, key=m.key, content=m.content[:200]) for m, _ in current.values()
-    ]
+    existing = existing_for_prompt([m for m, _ in current.values()])
     api_key = gemini_key_for(user_id)
     extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
     if not extracted:
@@ -117,7 +117,9 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
-        identity_updated = rebuild_identity(user_id)
+        after = {key: m for key, (m, _) in current.items()}
+        after.update({(m.category, m.key): m for m in nuggets})
+        identity_updated = rebuild_identity(user_id, after.values())
     return IngestOut(
         nuggets_created=created,
         nuggets_updated=len(nuggets) - created,
@@ -125,6 +127,19 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         identity_updated=identity_updated,
         nuggets=nuggets,
     )
+
+
+def existing_for_prompt(memories: Sequence[Memory]) -> list[llm.ExistingKey]:
+    """The keys shown to the extractor: the categories whose keys are stable slots first, then the
+    most recently updated others, bounded so the prompt stays small however many memories exist."""
+    ranked = sorted(
+        memories,
+        key=lambda m: (m.category not in PROMPT_CATEGORIES, -m.updated_at.timestamp(), m.key),
+    )
+    return [
+        llm.ExistingKey(category=m.category, key=m.key, content=m.content[:160])
+        for m in ranked[:PROMPT_MAX_KEYS]
+    ]
 
 
 def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]:
@@ -155,15 +170,15 @@ def identity_line(memories: Sequence[Memory]) -> str | None:
     return line or None
 
 
-def rebuild_identity(user_id: str) -> bool:
-    """Recompute the identity line from live identity and preference memories; True if it changed."""
+def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> bool:
+    """Recompute the identity line from live identity and preference memories; True if it changed.
+
+    `memories` are all of the user's memories when the caller already has them (one read saved).
+    """
     now = utcnow()
-    memories = [
-        m
-        for category in IDENTITY_CATEGORIES
-        for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(category=category, live_at=now))
-    ]
-    line = identity_line(memories)
+    if memories is None:
+        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
+    line = identity_line([m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)])
     if line == store.get_identity(user_id):
         return False
     store.put_identity(user_id, line, now)

@@ -60,7 +60,7 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
             fields[name] = getattr(body, name)
     defaults: dict[str, Any] = {"tags": [], "priority": body.priority.value}
     vector = embed_document(user_id, body.content)
-    return store.upsert_memory(
+    memory, created = store.upsert_memory(
         user_id,
         category=body.category,
         key=body.key,
@@ -69,6 +69,16 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
         now=utcnow(),
         vector=vector,
     )
+    _identity_changed(user_id, memory.category)
+    return memory, created
+
+
+def _identity_changed(user_id: str, category: Category) -> None:
+    """The identity line follows the user's identity and preference memories, however written."""
+    if category in (Category.identity, Category.preference):
+        from synapse.ingest import rebuild_identity
+
+        rebuild_identity(user_id)
 
 
 def _storable(fields: dict[str, Any]) -> dict[str, Any]:
@@ -104,11 +114,13 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
                 raise ValidationFailed.at(["body", name], f"{name} cannot be null")
             fields[name] = value
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
-    return store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
+    memory = store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
+    _identity_changed(who.user_id, memory.category)
+    return memory
 
 
 def delete(who: Principal, mem_id: str) -> None:
-    store.delete_memory(who.user_id, mem_id)
+    _identity_changed(who.user_id, store.delete_memory(who.user_id, mem_id))
 
 
 def verify(who: Principal, mem_id: str) -> Memory:

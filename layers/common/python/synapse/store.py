@@ -379,19 +379,22 @@ def get_memory(user_id: str, mem_id: str) -> Memory | None:
     return _memory_from(user_id, item) if item else None
 
 
-def delete_memory(user_id: str, mem_id: str) -> None:
+def delete_memory(user_id: str, mem_id: str) -> Category:
+    """Delete a memory; returns its category. NotFound if it does not exist."""
     try:
         with _translate():
-            client().delete_item(
+            answer = client().delete_item(
                 TableName=_table(),
                 Key={"pk": _s(user_pk(user_id)), "sk": _s(nugget_sk(mem_id))},
                 ConditionExpression="attribute_exists(sk)",
+                ReturnValues="ALL_OLD",
             )
     except ClientError as exc:
         if _is_condition_failure(exc):
             raise NotFound("No memory with that id.") from exc
         raise
     bump_version(user_id)
+    return Category(answer["Attributes"]["category"]["S"])
 
 
 @dataclass(frozen=True)
