@@ -15,7 +15,7 @@ _FUNCTIONS = Path(__file__).resolve().parent.parent
 _TITLE = "Synapse — long-term memory for LLM agents"
 _BEARER = {"bearer": HTTPBearer(description="A user's JWT, or an agent's API key (gts_live_…)")}
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 app.configure_openapi_merge(
     path=str(_FUNCTIONS),

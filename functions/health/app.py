@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from synapse import api
 from synapse.models import Health
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

@@ -7,7 +7,7 @@ from synapse import api, auth
 from synapse.auth import Principal
 from synapse.models import ApiKeyCreated, KeyIn
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

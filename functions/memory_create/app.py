@@ -7,7 +7,7 @@ from synapse import api, memories
 from synapse.auth import Principal
 from synapse.models import Memory, MemoryIn, Scope
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

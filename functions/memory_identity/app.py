@@ -7,7 +7,7 @@ from synapse import api, store
 from synapse.auth import Principal
 from synapse.models import IdentityOut, Scope
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

@@ -20,7 +20,7 @@ from synapse.auth import Principal
 from synapse.config import settings
 from synapse.models import IngestIn, IngestOut, Scope
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 _config = IdempotencyConfig(expires_after_seconds=3600)
 

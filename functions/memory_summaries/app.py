@@ -8,7 +8,7 @@ from synapse.auth import Principal
 from synapse.errors import ValidationFailed
 from synapse.models import SESSION_ID_RE, Scope, SummaryChunk, SummaryList
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

@@ -7,7 +7,7 @@ from synapse import api, sessions
 from synapse.auth import Principal
 from synapse.models import Scope, SummarizeIn, SummaryOut
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 

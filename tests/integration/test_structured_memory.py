@@ -427,3 +427,8 @@ def test_users_never_see_each_others_memories(call: Call) -> None:
     # bob storing the same key makes bob's own memory
     theirs = create(call, MEMORY, who=bob)
     assert theirs["statusCode"] == 201 and theirs["json"]["id"] != mine["id"]
+
+
+def test_answers_are_utf8_json_with_thai_unescaped(call: Call) -> None:
+    answer = create(call, {**MEMORY, "content": "ชอบกาแฟดำ"})
+    assert "ชอบกาแฟดำ" in answer["body"] and "\\u0e" not in answer["body"]

@@ -40,6 +40,11 @@ JSON = "application/json; charset=utf-8"
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
+def to_json(value: Any) -> str:
+    """Compact UTF-8 JSON: Thai stays readable (and a third of the bytes of \\u escapes)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def envelope(err: SynapseError) -> dict[str, Any]:
     body: dict[str, Any] = {"code": err.code, "message": err.message}
     if err.details:
@@ -55,7 +60,7 @@ def _headers(err: SynapseError) -> dict[str, str]:
 
 
 def error_response(err: SynapseError) -> Response[Any]:
-    return Response(status_code=err.status, headers=_headers(err), body=json.dumps(envelope(err)))
+    return Response(status_code=err.status, headers=_headers(err), body=to_json(envelope(err)))
 
 
 def _raw_error(err: SynapseError) -> dict[str, Any]:
@@ -63,7 +68,7 @@ def _raw_error(err: SynapseError) -> dict[str, Any]:
     return {
         "statusCode": err.status,
         "headers": _headers(err),
-        "body": json.dumps(envelope(err)),
+        "body": to_json(envelope(err)),
         "isBase64Encoded": False,
     }
 
