@@ -8,6 +8,7 @@ entrypoint refuses a context without a principal (synapse.api).
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from synapse import api, auth
 from synapse.errors import Unauthorized
 

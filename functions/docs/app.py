@@ -9,6 +9,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
 from synapse import api
 
 _FUNCTIONS = Path(__file__).resolve().parent.parent

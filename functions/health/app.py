@@ -1,6 +1,7 @@
 """GET /health — liveness (public)."""
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
 from synapse import api
 from synapse.models import Health
 

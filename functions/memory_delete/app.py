@@ -3,6 +3,7 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+
 from synapse import api, memories
 from synapse.auth import Principal
 from synapse.models import Scope

@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from synapse import api, ingest
 from synapse.auth import Principal
 from synapse.config import settings

@@ -3,6 +3,7 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+
 from synapse import api, recall
 from synapse.auth import Principal
 from synapse.models import RecallIn, RecallOut, Scope

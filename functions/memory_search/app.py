@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
+
 from synapse import api, memories
 from synapse.auth import Principal
 from synapse.models import Scope, ScoredMemories

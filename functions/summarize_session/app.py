@@ -4,6 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from synapse import api, sessions
 
 
