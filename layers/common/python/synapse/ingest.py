@@ -59,26 +59,14 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
     kept = [m for m in body.messages if not llm.is_transient(m.content)]
     skipped = len(body.messages) - len(kept)
     if not any(m.role == Role.user for m in kept):
-        return IngestOut(
-            nuggets_created=0,
-            nuggets_updated=0,
-            skipped_transient=skipped,
-            identity_updated=False,
-            nuggets=[],
-        )
+        return _nothing_new(skipped)
     # 3. one extraction call, shown the keys the user already has
     current = {(m.category, m.key): (m, rev) for m, rev in store.memories_with_rev(user_id)}
     existing = existing_for_prompt([m for m, _ in current.values()])
     api_key = gemini_key_for(user_id)
     extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
     if not extracted:
-        return IngestOut(
-            nuggets_created=0,
-            nuggets_updated=0,
-            skipped_transient=skipped,
-            identity_updated=False,
-            nuggets=[],
-        )
+        return _nothing_new(skipped)
     # 4. one batched embedding call for every nugget
     from synapse.embeddings import get_embedder
 
@@ -126,6 +114,12 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         skipped_transient=skipped,
         identity_updated=identity_updated,
         nuggets=nuggets,
+    )
+
+
+def _nothing_new(skipped: int) -> IngestOut:
+    return IngestOut(
+        nuggets_created=0, nuggets_updated=0, skipped_transient=skipped, identity_updated=False, nuggets=[]
     )
 
 

@@ -260,6 +260,28 @@ def nugget_items(user_id: str) -> Iterator[Item]:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
+def _set_fields(
+    sets: list[str],
+    names: dict[str, str],
+    values: dict[str, Any],
+    fields: Mapping[str, Any],
+    vector: Vector | None,
+) -> str:
+    """An update expression: `sets`, then every field (None removes it), then the vector."""
+    removes: list[str] = []
+    for i, (name, value) in enumerate(fields.items()):
+        names[f"#f{i}"] = name
+        if value is None:
+            removes.append(f"#f{i}")
+        else:
+            values[f":f{i}"] = _attr(value)
+            sets.append(f"#f{i} = :f{i}")
+    if vector is not None:
+        values.update({":emb": {"B": vector.data}, ":embm": _s(vector.model), ":embd": _n(vector.dim)})
+        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
+    return "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+
+
 def upsert_memory(
     user_id: str,
     *,
@@ -292,24 +314,13 @@ def upsert_memory(
         "created_at = if_not_exists(created_at, :now)",
         "#rev = if_not_exists(#rev, :zero) + :one",
     ]
-    removes: list[str] = []
-    for i, (name, value) in enumerate(fields.items()):
-        names[f"#f{i}"] = name
-        if value is None:
-            removes.append(f"#f{i}")
-        else:
-            values[f":f{i}"] = _attr(value)
-            sets.append(f"#f{i} = :f{i}")
     for i, (name, value) in enumerate(defaults.items()):
         if name in fields or value is None:
             continue
         names[f"#d{i}"] = name
         values[f":d{i}"] = _attr(value)
         sets.append(f"#d{i} = if_not_exists(#d{i}, :d{i})")
-    if vector is not None:
-        values.update({":emb": {"B": vector.data}, ":embm": _s(vector.model), ":embd": _n(vector.dim)})
-        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
-    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    expression = _set_fields(sets, names, values, fields, vector)
     with _translate():
         answer = client().update_item(
             TableName=_table(),
@@ -336,18 +347,7 @@ def update_memory(
     names: dict[str, str] = {"#rev": "rev"}
     values: dict[str, Any] = {":now": _s(iso(now)), ":one": _n(1)}
     sets = ["updated_at = :now", "#rev = #rev + :one"]
-    removes: list[str] = []
-    for i, (name, value) in enumerate(fields.items()):
-        names[f"#f{i}"] = name
-        if value is None:
-            removes.append(f"#f{i}")
-        else:
-            values[f":f{i}"] = _attr(value)
-            sets.append(f"#f{i} = :f{i}")
-    if vector is not None:
-        values.update({":emb": {"B": vector.data}, ":embm": _s(vector.model), ":embd": _n(vector.dim)})
-        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
-    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+    expression = _set_fields(sets, names, values, fields, vector)
     try:
         with _translate():
             answer = client().update_item(
@@ -965,25 +965,27 @@ def memory_item(memory: Memory, vector: Vector | None, rev: int) -> dict[str, An
 
 
 def batch_put(items: Sequence[dict[str, Any]]) -> int:
-    """Put items 25 at a time (BatchWriteItem), re-sending what DynamoDB leaves unprocessed.
+    """Put items 25 at a time; returns the number of requests made."""
+    return _batch_write([{"PutRequest": {"Item": item}} for item in items])
 
-    Returns the number of requests made.
-    """
-    requests = 0
-    for start in range(0, len(items), 25):
-        pending: list[Any] = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
+
+def _batch_write(requests: Sequence[dict[str, Any]]) -> int:
+    """BatchWriteItem 25 requests at a time, re-sending what DynamoDB leaves unprocessed."""
+    made = 0
+    for start in range(0, len(requests), 25):
+        pending: list[Any] = list(requests[start : start + 25])
         attempt = 0
         while pending:
             with _translate():
                 answer = client().batch_write_item(RequestItems={_table(): pending})
-            requests += 1
+            made += 1
             pending = answer.get("UnprocessedItems", {}).get(_table(), [])
             if pending:
+                if attempt >= 8:
+                    raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
                 _backoff(attempt)
                 attempt += 1
-                if attempt > 8:
-                    raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
-    return requests
+    return made
 
 
 def put_memories(user_id: str, items: Sequence[dict[str, Any]]) -> int:
@@ -1077,16 +1079,5 @@ def delete_user(user_id: str) -> int:
             keys.append({"pk": _s(apikey_pk(item["key_hash"]["S"])), "sk": _s("key")})
     # the lookups go first: a half-finished deletion must never leave a working key behind
     keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
-    for start in range(0, len(keys), 25):
-        pending: list[Any] = [{"DeleteRequest": {"Key": k}} for k in keys[start : start + 25]]
-        attempt = 0
-        while pending:
-            with _translate():
-                answer = client().batch_write_item(RequestItems={_table(): pending})
-            pending = answer.get("UnprocessedItems", {}).get(_table(), [])
-            if pending:
-                _backoff(attempt)
-                attempt += 1
-                if attempt > 8:
-                    raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
+    _batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
     return len(keys)
