@@ -13,12 +13,17 @@ from aws_lambda_powertools.utilities.idempotency import (
     IdempotencyConfig,
     idempotent_function,
 )
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
+)
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse import api, ingest
 from synapse.auth import Principal
 from synapse.config import settings
+from synapse.errors import Conflict, UpstreamUnavailable
 from synapse.models import IngestIn, IngestOut, Scope
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
@@ -46,7 +51,12 @@ def _ingest_once() -> Any:
 def ingest_route(body: IngestIn, who: Annotated[Principal, Depends(api.caller)]) -> IngestOut:
     # the idempotency key covers the user: two users' identical requests are different requests
     request = {**body.model_dump(mode="json"), "userId": who.check_user_id(body.userId)}
-    result: IngestOut = _ingest_once()(request=request, who=who)
+    try:
+        result: IngestOut = _ingest_once()(request=request, who=who)
+    except IdempotencyAlreadyInProgressError as exc:
+        raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
+    except IdempotencyPersistenceLayerError as exc:
+        raise UpstreamUnavailable("The database is unavailable; try again shortly.", retry_after=2) from exc
     return result
 
 

@@ -482,3 +482,24 @@ def test_the_identity_line_follows_identity_memories_written_directly(call: Call
         who=ALICE,
     )
     assert identity() is None
+
+
+def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the first request is still in progress when its twin arrives
+    from synapse import ingest as ingest_module
+
+    inner = ingest_module.ingest
+    twin: dict[str, Any] = {}
+
+    def slow_first(who: Any, body: Any) -> Any:
+        if not twin:
+            twin["answer"] = ingest(call, THAI_AND_ENGLISH)
+        return inner(who, body)
+
+    monkeypatch.setattr(ingest_module, "ingest", slow_first)
+    first = ingest(call, THAI_AND_ENGLISH)
+    # Then the twin is told to retry (409 in the envelope) and the first completes
+    assert twin["answer"]["statusCode"] == 409 and twin["answer"]["json"]["error"]["code"] == "conflict"
+    assert first["statusCode"] == 200
