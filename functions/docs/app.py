@@ -8,13 +8,19 @@ from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
 from synapse import api
 
 _FUNCTIONS = Path(__file__).resolve().parent.parent
 _TITLE = "Synapse — long-term memory for LLM agents"
-_BEARER = {"bearer": HTTPBearer(description="A user's JWT, or an agent's API key (gts_live_…)")}
+# a plain dict: the merge copies it into the document as is
+_BEARER: dict[str, Any] = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A user's JWT, or an agent's API key (gts_live_…)",
+    }
+}
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
