@@ -718,7 +718,8 @@ def append_messages(
             }
             if session
             else {
-                "ConditionExpression": "attribute_not_exists(sk)",
+                # no count yet; the item may exist all the same (POST /memory/summarize made it)
+                "ConditionExpression": "attribute_not_exists(msg_count)",
                 "ExpressionAttributeValues": {":new": _n(last), ":now": _s(iso(now))},
             }
         )
