@@ -43,6 +43,25 @@ LOCAL_DEFAULTS = {
 }
 
 
+class TokenBucket:
+    """API-wide throttling: `rate` tokens a second, at most `burst` saved up."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.stamp = float(burst), time.monotonic()
+        self.lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self.lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens < 1.0:
+                return False
+            self.tokens -= 1.0
+            return True
+
+
 class DataDirBusy(RuntimeError):
     """Another local server holds this DATA_DIR."""
 
@@ -79,6 +98,7 @@ class LocalRuntime:
         self.max_containers = max_containers
         self.template: Template | None = None
         self.routes = RouteTable([])
+        self.bucket: TokenBucket | None = None
         self.functions: Functions | None = None
         self.dispatcher: EventDispatcher | None = None
         self.journal: Journal | None = None
@@ -99,6 +119,11 @@ class LocalRuntime:
         self._lock_data_dir()
         tpl = self.template = parse(self.template_path)
         self.routes = RouteTable(tpl.routes)
+        # API Gateway's throttling, opt-in locally (LOCAL_THROTTLE=1): bulk seeding scripts would trip it
+        throttled = tpl.throttle is not None and os.environ.get("LOCAL_THROTTLE", "") in ("1", "on", "true")
+        self.bucket = (
+            TokenBucket(tpl.throttle.rate, tpl.throttle.burst) if tpl.throttle and throttled else None
+        )
         add_to_path(self.root / "layers" / "common" / "python")
 
         generated = False
@@ -293,6 +318,11 @@ class LocalRuntime:
         return apigw.add_cors(self._handle(req), cors, origin)
 
     def _handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
+        if self.bucket is not None and not self.bucket.take():
+            # as API Gateway's DefaultRouteSettings throttling does (there in its own body)
+            response = apigw.error_response(429, "rate_limited", "Too many requests; slow down and retry.")
+            response.headers.append(("Retry-After", "1"))
+            return response
         match = self.routes.match(req.method, req.raw_path)
         if match is None:
             return apigw.error_response(404, "not_found", f"No route for {req.method} {req.raw_path}.")

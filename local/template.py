@@ -107,6 +107,14 @@ class CorsDef:
     allow_credentials: bool
 
 
+@dataclass(frozen=True)
+class ThrottleDef:
+    """The HTTP API's DefaultRouteSettings: an API-wide token bucket."""
+
+    rate: float  # requests per second, steady state
+    burst: int
+
+
 @dataclass
 class Template:
     root: Path
@@ -116,6 +124,7 @@ class Template:
     routes: list[RouteDef] = field(default_factory=list)
     authorizer: AuthorizerDef | None = None
     cors: CorsDef | None = None
+    throttle: ThrottleDef | None = None
     rules: list[RuleDef] = field(default_factory=list)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -219,7 +228,32 @@ def parse(path: Path) -> Template:
 
     tpl.authorizer = _find_authorizer(tpl)
     tpl.cors = _find_cors(tpl)
+    tpl.throttle = _find_throttle(tpl)
     return tpl
+
+
+def _number(tpl: Template, value: Any, env_name: str) -> float | None:
+    """A number, or a Ref to a Number parameter (the process environment may override it)."""
+    if os.environ.get(env_name):
+        value = os.environ[env_name]
+    ref = _ref_name(value)
+    if ref is not None:
+        param = tpl.parameters.get(ref)
+        value = param.get("Default") if isinstance(param, dict) else None
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _find_throttle(tpl: Template) -> ThrottleDef | None:
+    for props in tpl.resources_of("AWS::Serverless::HttpApi").values():
+        settings = props.get("DefaultRouteSettings") or {}
+        rate = _number(tpl, settings.get("ThrottlingRateLimit"), "THROTTLING_RATE_LIMIT")
+        burst = _number(tpl, settings.get("ThrottlingBurstLimit"), "THROTTLING_BURST_LIMIT")
+        if rate is not None and burst is not None and rate > 0 and burst > 0:
+            return ThrottleDef(rate=rate, burst=int(burst))
+    return None
 
 
 def _str_list(tpl: Template, value: Any, env_name: str | None = None) -> tuple[str, ...]:
