@@ -432,3 +432,37 @@ def test_users_never_see_each_others_memories(call: Call) -> None:
 def test_answers_are_utf8_json_with_thai_unescaped(call: Call) -> None:
     answer = create(call, {**MEMORY, "content": "ชอบกาแฟดำ"})
     assert "ชอบกาแฟดำ" in answer["body"] and "\\u0e" not in answer["body"]
+
+
+def test_an_unexpected_failure_is_500_without_details(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synapse import memories
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("db password is hunter2")
+
+    monkeypatch.setattr(memories, "get", broken)
+    answer = by_id(call, "x")
+    assert answer["statusCode"] == 500
+    assert answer["json"] == {
+        "error": {"code": "internal_error", "message": "Something went wrong on our side."}
+    }
+    assert "hunter2" not in answer["body"] and "Traceback" not in answer["body"]
+
+
+def test_a_throttled_database_is_503_with_retry_after(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import ClientError
+
+    from synapse import store
+
+    def throttled(*_: Any, **__: Any) -> Any:
+        raise ClientError(
+            {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "Query"
+        )
+
+    monkeypatch.setattr(store.client(), "query", throttled)
+    answer = call("memory_list", "GET", "/memory", who=ALICE)
+    assert answer["statusCode"] == 503
+    assert (
+        answer["json"]["error"]["code"] == "upstream_unavailable"
+        and int(answer["headers"]["retry-after"]) > 0
+    )
