@@ -1,0 +1,197 @@
+"""6. End to end: POST /memory/recall through the local server (`python -m local`), cache on and off.
+
+Seeding: the API (POST /memory) costs ~100 ms a memory on this machine, so the nuggets are written
+with BatchWriteItem straight into the server's embedded DynamoDB (the items `store.memory_item`
+writes, int8 vectors of model "bench" that the server's full-text-only recall ignores), followed by
+a version bump; a few memories also go through POST /memory so the path is exercised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import ROOT, i8s_items, summary, unit_rows
+
+QUERIES = [
+    "what editor theme does the user prefer",
+    "where does the user live",
+    "which project has a deadline on friday",
+    "what is the dog called",
+    "what is the user learning on weekends",
+    "latency budget of the payments service",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, data_dir: Path, extra_env: dict[str, str]) -> None:
+        self.data_dir = data_dir
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.secret = secrets.token_urlsafe(32)
+        self.extra_env = extra_env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.info: dict[str, Any] = {}
+
+    def start(self, timeout: float = 120.0) -> Server:
+        import requests
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        for name in ("GEMINI_API_KEY", "GEMINI_BASE_URL", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"):
+            env.pop(name, None)
+        env.update(
+            PORT=str(self.port),
+            DATA_DIR=str(self.data_dir),
+            JWT_SECRET=self.secret,
+            LOCAL_LOG_LEVEL="WARNING",
+            POWERTOOLS_LOG_LEVEL="WARNING",
+            PYTHONUNBUFFERED="1",
+            **self.extra_env,
+        )
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with (self.data_dir.parent / f"{self.data_dir.name}.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "local", "--template", str(ROOT / "template.yaml")],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        state = self.data_dir / "local.json"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"local server exited ({self.proc.returncode})")
+            try:
+                info = json.loads(state.read_text())
+                if info.get("pid") == self.proc.pid and requests.get(f"{self.url}/health", timeout=2).ok:
+                    self.info = info
+                    return self
+            except (OSError, ValueError, requests.RequestException):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("local server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self.proc = None
+
+    def token(self, sub: str) -> str:
+        import jwt
+
+        now = int(time.time())
+        return jwt.encode({"sub": sub, "iat": now, "exp": now + 6 * 3600}, self.secret, algorithm="HS256")
+
+    def ddb(self) -> Any:
+        import boto3
+
+        return boto3.client(
+            "dynamodb",
+            endpoint_url=self.info["aws_endpoint"],
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+
+def seed(server: Server, user: str, n: int, rng: np.random.Generator) -> float:
+    """n nuggets of `user` (BatchWriteItem into the embedded DynamoDB), then the version bump."""
+    import requests
+
+    t0 = time.perf_counter()
+    ddb = server.ddb()
+    table = server.info["resources"]["MemoryTable"]
+    items = i8s_items(unit_rows(rng, n), with_key=True)
+    for item in items:
+        item["pk"] = {"S": f"mem:{user}"}
+    for start in range(0, n, 25):
+        pending = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
+        while pending:
+            answer = ddb.batch_write_item(RequestItems={table: pending})
+            pending = answer.get("UnprocessedItems", {}).get(table, [])
+    headers = {"Authorization": f"Bearer {server.token(user)}"}
+    body = {"category": "preference", "key": "ui_theme", "content": "Prefers the dark theme in every editor"}
+    r = requests.post(
+        f"{server.url}/memory", json=body, headers=headers, timeout=120
+    )  # also bumps the version
+    r.raise_for_status()
+    return round(time.perf_counter() - t0, 1)
+
+
+def measure(server: Server, user: str, runs: int) -> dict[str, Any]:
+    """`runs` recalls; the first (cold with the cache on) reported apart. Failures (the local server
+    answers 503 when a function passes its 29 s timeout) are counted, not timed."""
+    import requests
+
+    session = requests.Session()
+    headers = {"Authorization": f"Bearer {server.token(user)}"}
+    samples: list[float] = []
+    failures: dict[str, int] = {}
+    first = None
+    for i in range(runs):
+        t0 = time.perf_counter()
+        try:
+            r = session.post(
+                f"{server.url}/memory/recall",
+                json={"query": QUERIES[i % len(QUERIES)], "limit": 10},
+                headers=headers,
+                timeout=120,
+            )
+            ok, status = r.ok, str(r.status_code)
+        except requests.RequestException as exc:
+            ok, status = False, type(exc).__name__
+        ms = (time.perf_counter() - t0) * 1000
+        if i == 0:
+            first = {"ms": round(ms, 1), "status": status}
+            if runs > 1:
+                continue
+        if ok:
+            samples.append(ms)
+        else:
+            failures[status] = failures.get(status, 0) + 1
+    out: dict[str, Any] = {"first": first, "failures": failures}
+    out.update(summary(samples) if samples else {"median_ms": None, "p95_ms": None, "min_ms": None, "n": 0})
+    return out
+
+
+def run(sizes: list[int], runs: int, runs_off: int, off_sizes: list[int], log: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"embedder": "none (LOCAL_EMBEDDER=none: full-text ranking only)", "sizes": {}}
+    for mode, extra, count in (("cache_on", {}, runs), ("cache_off", {"RECALL_CACHE": "off"}, runs_off)):
+        rng = np.random.default_rng(13)
+        with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
+            # direct writes are not in the server's journal: each server is seeded on its own
+            server = Server(Path(tmp) / "data", {"LOCAL_EMBEDDER": "none", **extra}).start()
+            try:
+                for n in sizes if mode == "cache_on" else off_sizes:
+                    secs = seed(server, f"bench{n}", n, rng)
+                    row = out["sizes"].setdefault(str(n), {})
+                    row[f"seed_s_{mode}"] = secs
+                    row[mode] = measure(server, f"bench{n}", count)
+                    log(f"  e2e {mode} n={n}: seeded in {secs} s, {row[mode]}")
+            finally:
+                server.stop()
+    return out

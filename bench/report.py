@@ -1,0 +1,234 @@
+"""Targets, pass/fail and the printed table of `python -m bench`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGETS = {
+    "speedup_10k": 50.0,
+    "cold_10k_ms": 15.0,
+    "cold_100k_ms": 150.0,
+    "warm_100k_ms": 8.0,
+    "warm_bytes": 1024,
+    "import_ms": 300.0,
+    "layer_mb": 250.0,
+}
+
+
+def _check(
+    name: str, value: Any, target: str, ok: bool | None, baseline: Any = "", note: str = ""
+) -> dict[str, Any]:
+    return {"figure": name, "value": value, "baseline": baseline, "target": target, "pass": ok, "note": note}
+
+
+def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, result in results.items():
+        if isinstance(result, dict) and "error" in result:
+            rows.append(_check(f"{name}: section failed", result["error"][:200], "runs", False))
+    results = {k: v for k, v in results.items() if not (isinstance(v, dict) and "error" in v)}
+    sc = results.get("scoring")
+    if sc:
+        for n, r in sc["sizes"].items():
+            base = f"{r['baseline_ms']} ms" + ("" if r["baseline_measured"] else " (est. from 10k)")
+            cold, warm = r["cold_vector_ms"]["median_ms"], r["warm_ms"]["median_ms"]
+            target, ok = "", None
+            if n == "10000":
+                target, ok = f"≤ {TARGETS['cold_10k_ms']} ms", cold <= TARGETS["cold_10k_ms"]
+            if n == "100000":
+                target, ok = f"≤ {TARGETS['cold_100k_ms']} ms", cold <= TARGETS["cold_100k_ms"]
+            rows.append(
+                _check(
+                    f"recall cold {n} (vector path, median)",
+                    f"{cold} ms (min {r['cold_vector_ms']['min_ms']})",
+                    target,
+                    ok,
+                    base,
+                )
+            )
+            rows.append(
+                _check(
+                    f"recall cold {n}: build_corpus incl. BM25", f"{r['build_corpus_ms']} ms", "info", None
+                )
+            )
+            target, ok = "", None
+            if n == "100000":
+                target, ok = f"≤ {TARGETS['warm_100k_ms']} ms", warm <= TARGETS["warm_100k_ms"]
+            rows.append(
+                _check(
+                    f"recall warm {n} (median)", f"{warm} ms (min {r['warm_ms']['min_ms']})", target, ok, base
+                )
+            )
+            sp = r["speedup_cold_vs_baseline"]
+            target, ok = (
+                ("", None) if n != "10000" else (f"≥ {TARGETS['speedup_10k']}×", sp >= TARGETS["speedup_10k"])
+            )
+            rows.append(
+                _check(
+                    f"speedup cold vs baseline {n}",
+                    f"{sp}× (warm {r['speedup_warm_vs_baseline']}×)",
+                    target,
+                    ok,
+                    base,
+                )
+            )
+            pp = r["parse_pages"]
+            rows.append(
+                _check(
+                    f"botocore parse of Query pages {n}",
+                    f"{pp['median_ms']} ms ({pp['pages']} pages)",
+                    "info",
+                    None,
+                )
+            )
+        for n, a in sc["agreement"].items():
+            iso, dec = a["isotropic"], a["decaying_variance"]
+            rows.append(
+                _check(
+                    f"top-10 agreement int8{'+prefix' if iso['prefix_first_pass'] else ''} vs exact {n}",
+                    f"{iso['recall_at_10']} isotropic / {dec['recall_at_10']} decaying",
+                    "≈ 1.0",
+                    min(iso["recall_at_10"], dec["recall_at_10"]) >= 0.95,
+                )
+            )
+    co = results.get("cost")
+    if co:
+        for n, m in co["model"].items():
+            cold, f16, nl = m["int8_cold"], m["naive_float16_full_read"], m["naive_number_list_full_read"]
+            rows.append(
+                _check(
+                    f"read units per recall {n}: cold int8 / warm",
+                    f"{cold['rcu']} RCU ({cold['bytes'] / 1e6:.2f} MB) / {m['int8_warm']['rcu']} RCU",
+                    "info",
+                    None,
+                    f"float16 full read {f16['rcu']} RCU; number list {nl['rcu']} RCU",
+                )
+            )
+        mo = co["moto"]
+        warm = mo["warm"]
+        rows.append(
+            _check(
+                f"warm recall through moto ({co['moto_n']} nuggets): bytes, requests",
+                f"{warm['response_bytes_total']} B, {warm['requests']}",
+                f"< {TARGETS['warm_bytes']} B, no Query",
+                warm["response_bytes_total"] < TARGETS["warm_bytes"]
+                and "dynamodb.Query" not in warm["requests"],
+                f"cold {mo['cold']['response_bytes_total']} B",
+                f"after a write: {mo['after_write']['response_bytes_total']} B, "
+                f"{mo['after_write']['requests']}",
+            )
+        )
+    ov = results.get("overlap")
+    if ov:
+        got = ov["delayed"]["median_ms"]
+        rows.append(
+            _check(
+                "recall, embed 200 ms ∥ Query 80 ms (handler)",
+                f"{got} ms",
+                f"≈ max {ov['max_model_ms']} ms",
+                got < (ov["sum_model_ms"] + ov["max_model_ms"]) / 2,
+                f"sum {ov['sum_model_ms']} ms",
+                f"undelayed {ov['undelayed']['median_ms']} ms",
+            )
+        )
+    cs = results.get("coldstart")
+    if cs:
+        for name, r in cs["imports"].items():
+            limit = "model fn: info" if r["calls_a_model"] else f"< {TARGETS['import_ms']} ms"
+            rows.append(
+                _check(
+                    f"import {name}",
+                    f"{r['import_ms']} ms{' +genai' if r['google_genai_imported'] else ''}",
+                    limit + ", no google.genai",
+                    r["pass"],
+                    "",
+                    ", ".join(f"{k} {v}" for k, v in r["heaviest_ms"].items()),
+                )
+            )
+        ly = cs["layer"]
+        rows.append(
+            _check(
+                "layer unzipped",
+                f"{ly['unzipped_mb']} MB",
+                f"< {TARGETS['layer_mb']} MB",
+                ly["unzipped_mb"] < TARGETS["layer_mb"],
+                "",
+                ", ".join(f"{k} {v}" for k, v in list(ly["largest_mb"].items())[:4]),
+            )
+        )
+    ig = results.get("ingest")
+    if ig:
+        mc = ig["model_calls_max"]
+        rows.append(
+            _check(
+                "ingest 10 messages: model calls",
+                f"extract {mc['extraction']}, embed {mc['embedding_batches']}",
+                "≤ 1 each",
+                mc["extraction"] <= 1 and mc["embedding_batches"] <= 1,
+            )
+        )
+        rq = ig["requests_median"]
+        rows.append(
+            _check(
+                "ingest 10 messages: AWS requests",
+                ", ".join(f"{k.split('.', 1)[1]} {v:g}" for k, v in rq.items() if k.startswith("dynamodb.")),
+                "batched writes",
+                rq.get("dynamodb.BatchWriteItem", 0) >= 1,
+                "",
+                ", ".join(f"{k} {v:g}" for k, v in rq.items() if not k.startswith("dynamodb.")),
+            )
+        )
+        rows.append(
+            _check(
+                "ingest 10 messages: latency (moto, stub Gemini)",
+                f"{ig['latency']['median_ms']} ms",
+                "info",
+                None,
+            )
+        )
+    ee = results.get("e2e")
+    if ee:
+        for n, r in ee["sizes"].items():
+            for mode in ("cache_on", "cache_off"):
+                if mode in r:
+                    m = r[mode]
+                    rows.append(
+                        _check(
+                            f"POST /memory/recall {n} ({mode.replace('_', ' ')})",
+                            f"p50 {m['median_ms']} / p95 {m['p95_ms']} ms",
+                            "info",
+                            None,
+                            "",
+                            f"first {m['first']}, n={m['n']}"
+                            + (f", failed {m['failures']}" if m["failures"] else ""),
+                        )
+                    )
+    return rows
+
+
+def table(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    head = (
+        f"machine: {m['nproc']} cores, {m['cpu']}, Python {m['python']}, numpy {m['numpy']}; "
+        f"load {m['loadavg_start'][0]} → {m['loadavg_end'][0]}"
+    )
+    cols = ("figure", "value", "baseline", "target", "pass", "note")
+    rows = [[str(r[c]) if r[c] is not None else "–" for c in cols] for r in report["checks"]]
+    for r in rows:
+        r[4] = {"True": "PASS", "False": "FAIL"}.get(r[4], r[4])
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    widths = [min(w, 70) for w in widths]
+    line = lambda r: " | ".join(str(v)[:w].ljust(w) for v, w in zip(r, widths, strict=True))  # noqa: E731
+    out = [head, line(cols), "-+-".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    cols = ("figure", "value", "baseline", "target", "pass", "note")
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in report["checks"]:
+        cells = [str(r[c]) if r[c] is not None else "–" for c in cols]
+        cells[4] = {"True": "PASS", "False": "**FAIL**"}.get(cells[4], cells[4])
+        out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return "\n".join(out)

@@ -1,0 +1,197 @@
+"""1. Recall scoring: cold (query pages → top-10), warm (cached corpus), botocore's page parsing,
+against a number-list + Python-loop baseline; and top-10 agreement of int8/prefix vs exact cosine."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from bench.common import (
+    DIM,
+    MODEL,
+    PAGE_LIMIT,
+    baseline_top_k,
+    i8s_items,
+    item_size,
+    nugget_item,
+    number_list,
+    timed,
+    unit_rows,
+)
+
+K = 10
+CANDIDATES = 200  # what recall asks dense_scores for at limit ≤ 10
+BASELINE_MAX_MEASURED = 10_000  # above this the baseline is extrapolated linearly
+
+
+def top10(scores: np.ndarray) -> np.ndarray:
+    best = np.argpartition(-scores, K)[:K] if len(scores) > K else np.arange(len(scores))
+    return best[np.argsort(-scores[best], kind="stable")]
+
+
+def vector_corpus(items: list[dict[str, Any]]) -> Any:
+    """What build_corpus does for the vectors only (blobs → int8 matrix → optional prefix)."""
+    from synapse import recall, store
+
+    model_key = f"{MODEL}/{DIM}"
+    blobs, rows = [], []
+    for i, item in enumerate(items):
+        emb = item.get("emb")
+        if emb is not None and f"{item['emb_model']['S']}/{item['emb_dim']['N']}" == model_key:
+            rows.append(i)
+            blobs.append(emb["B"])
+    vectors, scales = store.decode_matrix(blobs, DIM)
+    prefix = None
+    if len(blobs) >= recall.PREFIX_MIN_ROWS and recall.PREFIX_DIMS < DIM:  # as build_corpus does
+        prefix = vectors[:, : recall.PREFIX_DIMS].astype(np.float32) * scales[:, None]
+        prefix /= np.maximum(np.linalg.norm(prefix, axis=1, keepdims=True), 1e-12)
+    return SimpleNamespace(
+        vec_rows=np.array(rows, dtype=np.intp), vectors=vectors, scales=scales, prefix=prefix
+    )
+
+
+def cold_vector_path(items: list[dict[str, Any]], q: np.ndarray) -> np.ndarray:
+    from synapse import recall
+
+    corpus = vector_corpus(items)
+    return corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+
+
+def wire_page(items: list[dict[str, Any]]) -> bytes:
+    """A Query response body as DynamoDB sends it (binary attributes base64)."""
+
+    def enc(attr: dict[str, Any]) -> Any:
+        ((kind, value),) = attr.items()
+        if kind == "B":
+            return {"B": base64.b64encode(value).decode()}
+        if kind == "L":
+            return {"L": [enc(v) for v in value]}
+        return attr
+
+    wire = [{k: enc(v) for k, v in item.items()} for item in items]
+    last = {"pk": {"S": "mem:alice"}, "sk": items[-1]["sk"]}
+    return json.dumps(
+        {"Count": len(wire), "ScannedCount": len(wire), "Items": wire, "LastEvaluatedKey": last}
+    ).encode()
+
+
+def parse_pages_ms(n: int, vectors: np.ndarray, repeat: int) -> dict[str, Any]:
+    """botocore's JSON parser on ~1 MB Query pages holding n items (one page body, parsed n/page times)."""
+    import botocore.session
+    from botocore.parsers import create_parser
+
+    from synapse import store
+
+    sess = botocore.session.get_session()
+    shape = sess.get_service_model("dynamodb").operation_model("Query").output_shape
+    parser = create_parser("json")
+    full = [
+        nugget_item(i, {"B": store.encode_vector(vectors[i % len(vectors)])}, with_key=True)
+        for i in range(2000)
+    ]
+    per_item = item_size(full[0])
+    per_page = max(1, PAGE_LIMIT // per_item)
+    body = wire_page(
+        [nugget_item(i, {"B": store.encode_vector(vectors[i % len(vectors)])}) for i in range(per_page)]
+    )
+    pages, rest = divmod(n, per_page)
+    tail = (
+        wire_page([nugget_item(i, {"B": store.encode_vector(vectors[i])}) for i in range(rest)])
+        if rest
+        else None
+    )
+
+    def parse_all() -> None:
+        for _ in range(pages):
+            parser.parse({"body": body, "headers": {}, "status_code": 200}, shape)
+        if tail is not None:
+            parser.parse({"body": tail, "headers": {}, "status_code": 200}, shape)
+
+    t = timed(parse_all, repeat=repeat, warmup=0 if n >= 50_000 else 1)
+    return {"items_per_page": per_page, "pages": pages + (1 if rest else 0), "page_bytes": len(body), **t}
+
+
+def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> dict[str, float]:
+    """Mean |top-10 of int8 (and prefix, when used) ∩ top-10 of exact float32 cosine| / 10."""
+    from synapse import recall
+
+    data = unit_rows(rng, n, decay=decay)
+    items = i8s_items(data)
+    corpus = vector_corpus(items)
+    total, n_q = 0.0, 0
+    for _ in range(queries):
+        # a query near a stored vector (cosine ≈ 0.7 with it), as a real query is near its answers
+        j = int(rng.integers(n))
+        noise = unit_rows(rng, 1, decay=decay)[0]
+        q = data[j] + noise
+        q /= np.linalg.norm(q)
+        exact = top10(data @ q)
+        approx = corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+        total += len(set(exact.tolist()) & set(approx.tolist())) / K
+        n_q += 1
+    return {
+        "recall_at_10": round(total / n_q, 4),
+        "queries": n_q,
+        "prefix_first_pass": corpus.prefix is not None,
+    }
+
+
+def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict[str, Any]:
+    from synapse import recall
+
+    rng = np.random.default_rng(7)
+    out: dict[str, Any] = {"sizes": {}}
+    baseline_per_item_ms = None
+    for n in sizes:
+        log(f"  scoring n={n}")
+        vectors = unit_rows(rng, n)
+        q = unit_rows(rng, 1)[0]
+        items = i8s_items(vectors)
+        reps = repeat if n < 50_000 else max(3, repeat // 3)
+        row: dict[str, Any] = {}
+        row["cold_vector_ms"] = timed(lambda items=items, q=q: cold_vector_path(items, q), repeat=reps)
+        t0 = time.perf_counter()
+        corpus = recall.build_corpus(items, "v", f"{MODEL}/{DIM}")
+        row["build_corpus_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+
+        def warm(corpus: Any = corpus, q: np.ndarray = q) -> np.ndarray:
+            return corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+
+        row["warm_ms"] = timed(warm, repeat=max(reps, 20))
+        # correctness of the fast path against exact cosine on the same data
+        exact = top10(vectors @ q)
+        row["top10_overlap_this_query"] = len(set(exact.tolist()) & set(warm().tolist())) / K
+        row["parse_pages"] = parse_pages_ms(n, vectors, repeat=1 if n >= 50_000 else 3)
+        # baseline: number lists, Python loop
+        if n <= BASELINE_MAX_MEASURED:
+            pool = min(n, 256)  # the number-list dicts of `pool` vectors, shared (memory), same work
+            lists = [number_list(vectors[i]) for i in range(pool)]
+            base_items = [nugget_item(i, lists[i % pool]) for i in range(n)]
+            t0 = time.perf_counter()
+            baseline_top_k(base_items, q.tolist(), K)
+            ms = (time.perf_counter() - t0) * 1000
+            baseline_per_item_ms = ms / n
+            row["baseline_ms"] = round(ms, 1)
+            row["baseline_measured"] = True
+            del base_items, lists
+        else:
+            assert baseline_per_item_ms is not None
+            row["baseline_ms"] = round(baseline_per_item_ms * n, 1)
+            row["baseline_measured"] = False
+        row["speedup_cold_vs_baseline"] = round(row["baseline_ms"] / row["cold_vector_ms"]["median_ms"], 1)
+        row["speedup_warm_vs_baseline"] = round(row["baseline_ms"] / row["warm_ms"]["median_ms"], 1)
+        out["sizes"][str(n)] = row
+        del items, corpus, vectors
+    out["agreement"] = {}
+    for n in sizes:
+        log(f"  agreement n={n}")
+        out["agreement"][str(n)] = {
+            "isotropic": agreement(rng, n, decay=False, queries=agreement_queries),
+            "decaying_variance": agreement(rng, n, decay=True, queries=agreement_queries),
+        }
+    return out
