@@ -9,9 +9,9 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+
 from synapse import store
 from synapse.config import settings
-
 from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
 from tests.support import LambdaContext, http_event, load_function, table_definition
 

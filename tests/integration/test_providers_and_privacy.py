@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from synapse import providers, secrets, store
 
+from synapse import providers, secrets, store
 from tests.conftest import TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user

