@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         report["results"][section] = result
         _log(f"   {section}: {time.perf_counter() - t0:.1f} s")
         report["seconds"][section] = round(time.perf_counter() - t0, 1)
+        report["machine"].setdefault("loadavg_after", {})[section] = round(os.getloadavg()[0], 2)
     report["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     from bench.report import checks
 
