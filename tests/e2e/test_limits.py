@@ -308,3 +308,27 @@ def test_messages_per_ingest_and_session_ids(local_server: LocalServer, me: dict
         ).status_code
         == 200
     )
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "status"),
+    [
+        ("0133-05-21T16:21:32Z", 201),  # found by schemathesis: was a 500 (a 3-digit year written back)
+        ("0001-01-01T00:00:00Z", 201),
+        ("0001-01-01T00:00:00+05:00", 422),  # before year 1 in UTC: was a 500 (OverflowError)
+        ("9999-12-31T23:59:59-05:00", 422),
+    ],
+)
+def test_timestamps_at_the_edges_of_time(
+    expires_at: str, status: int, local_server: LocalServer, me: dict[str, str]
+) -> None:
+    resp = post(local_server, "/memory", me, memory(expires_at=expires_at))
+    assert resp.status_code == status, resp.text
+    if status == 201:
+        assert resp.json()["expires_at"] == expires_at
+        # (long expired: it stays stored, as the export shows, with the same timestamp)
+        export = requests.get(f"{local_server.url}/me/export", headers=me, timeout=30).json()
+        stored = {m["id"]: m["expires_at"] for m in export["memories"]}
+        assert stored[resp.json()["id"]] == expires_at
+    else:
+        assert_details(error(resp), "expires_at")

@@ -72,11 +72,15 @@ def _as_utc(value: datetime) -> datetime:
     # A naive timestamp is taken as UTC; everything is stored and shown in UTC.
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+05:00: before year 1 in UTC
+        raise ValueError("the timestamp is out of range") from exc
 
 
 def iso(value: datetime) -> str:
-    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat pads the year to 4 digits (strftime's %Y does not on Linux: "133-05-21...")
+    return _as_utc(value).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 def parse_iso(value: str) -> datetime:
