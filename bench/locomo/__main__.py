@@ -155,11 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         url, secret = args.url, args.jwt_secret
     else:
         tmp = tempfile.TemporaryDirectory(prefix="bench-locomo-")
-        server = LocalServer(Path(tmp.name) / "data", embedder=args.embedder)
+        log_path = args.out.parent / "locomo-server.log"
+        server = LocalServer(Path(tmp.name) / "data", embedder=args.embedder, log_path=log_path)
         _log("starting the local server ...")
         t0 = time.perf_counter()
         server.start()
-        _log(f"  {server.url} ready in {time.perf_counter() - t0:.1f}s (DATA_DIR {server.data_dir})")
+        _log(f"  {server.url} ready in {time.perf_counter() - t0:.1f}s (log: {log_path})")
         url, secret = server.url, server.jwt_secret
 
     run_id = secrets.token_hex(3)

