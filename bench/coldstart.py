@@ -131,7 +131,7 @@ def layer_size(log: Any) -> dict[str, Any]:
             "limit_mb": 250,
             "largest_mb": {k: round(v / 1e6, 1) for k, v in top},
         }
-        out["pass"] = out["unzipped_mb"] < 0.5 * 250
+        out["under_half_the_limit"] = out["unzipped_mb"] < 0.5 * 250
         log(f"  layer: {out['unzipped_mb']} MB")
         return out
     finally:
