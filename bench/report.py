@@ -127,10 +127,11 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
             _check(
                 "recall, embed 200 ms ∥ Query 80 ms (handler)",
                 f"{got} ms (min {ov['delayed']['min_ms']})",
-                f"≈ max {ov['max_model_ms']} ms",
-                got < (ov["sum_model_ms"] + ov["max_model_ms"]) / 2,
+                f"hides ≥ 75% of the Query's {ov['query_delay_ms_total']:.0f} ms (ideal: max {ov['max_model_ms']} ms)",
+                # the scoring after the embedding needs its vector: what can hide is the Query's delay
+                ov["sum_model_ms"] - got >= 0.75 * ov["query_delay_ms_total"],
                 f"sum {ov['sum_model_ms']} ms",
-                f"undelayed {ov['undelayed']['median_ms']} ms",
+                f"hidden {ov['sum_model_ms'] - got:.0f} ms; undelayed {ov['undelayed']['median_ms']} ms",
             )
         )
     cs = results.get("coldstart")
