@@ -80,6 +80,8 @@ def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch:
     m = unit(rng, 2000) * decay
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    assert corpus.prefix is None  # a cold load scores exactly; the prefix comes with reuse
+    corpus = recall.with_prefix(corpus)
     assert corpus.prefix is not None and corpus.prefix.shape == (2000, 32)
     q = m[42] + 0.05 * unit(rng, 1)[0] * decay
     scores = recall.dense_scores(corpus, q, candidates=100)

@@ -7,14 +7,15 @@ import secrets
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from synapse import store
 from synapse.config import settings
 from synapse.errors import Forbidden, Unauthorized
 from synapse.models import USER_ID_RE, Scope, Source, utcnow
+
+if TYPE_CHECKING:
+    import jwt
 
 ALL_SCOPES = (Scope.read.value, Scope.write.value)
 _ASYMMETRIC = ["RS256", "ES256"]
@@ -81,11 +82,15 @@ class Principal:
 @cache
 def _jwks_client(url: str) -> jwt.PyJWKClient:
     # PyJWKClient caches the key set; one per container
+    import jwt
+
     return jwt.PyJWKClient(url, cache_keys=True, lifespan=600, timeout=5)
 
 
 def verify_jwt(token: str) -> Principal:
     """A user's JWT → Principal. Only the configured algorithms are accepted; `exp` is required."""
+    import jwt  # here, not at the top: only the authorizer verifies tokens (cold start)
+
     cfg = settings()
     try:
         header = jwt.get_unverified_header(token)

@@ -20,7 +20,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import boto3
-import numpy as np
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -29,6 +28,7 @@ from synapse.errors import NotFound, UpstreamUnavailable, ValidationFailed
 from synapse.models import Category, Memory, Priority, Source, iso, parse_iso
 
 if TYPE_CHECKING:
+    import numpy as np
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = dict[str, Any]
@@ -192,6 +192,8 @@ VECTOR_FORMAT = "i8s"
 
 
 def encode_vector(vec: np.ndarray) -> bytes:
+    import numpy as np  # here, not at the top: most functions never touch a vector (cold start)
+
     v = np.asarray(vec, dtype=np.float32).ravel()
     peak = float(np.abs(v).max()) if v.size else 0.0
     scale = peak / 127.0 if peak > 0 else 1.0
@@ -200,6 +202,8 @@ def encode_vector(vec: np.ndarray) -> bytes:
 
 
 def decode_vector(data: bytes) -> np.ndarray:
+    import numpy as np
+
     scale = float(np.frombuffer(data[:4], dtype="<f4")[0])
     out: np.ndarray = np.frombuffer(data[4:], dtype=np.int8).astype(np.float32) * np.float32(scale)
     return out
@@ -207,6 +211,8 @@ def decode_vector(data: bytes) -> np.ndarray:
 
 def decode_matrix(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Many stored vectors → (int8 matrix n×dim, float32 scales n) in one copy, no Python loop."""
+    import numpy as np
+
     width = 4 + dim
     raw = np.array(blobs, dtype=f"S{width}").view(np.uint8).reshape(len(blobs), width)
     scales = np.ascontiguousarray(raw[:, :4]).view("<f4").ravel().astype(np.float32)
