@@ -19,9 +19,15 @@ SUMMARY_EVERY = 15
 
 
 def ingest_until_acknowledged(server: LocalServer, headers: dict[str, str], body: dict[str, Any]) -> int:
-    """POST /memory/ingest as a well-behaved client: a 503 is retried after its Retry-After."""
+    """POST /memory/ingest as a well-behaved client: a 503 is retried after its Retry-After, and so is
+    a connection refused or reset before any answer (ingest is idempotent; the local server's listen
+    backlog is ThreadingHTTPServer's default of 5, which 20 simultaneous connects can overflow)."""
     for _ in range(10):
-        resp = requests.post(f"{server.url}/memory/ingest", headers=headers, json=body, timeout=120)
+        try:
+            resp = requests.post(f"{server.url}/memory/ingest", headers=headers, json=body, timeout=120)
+        except requests.ConnectionError:
+            time.sleep(0.5)
+            continue
         if resp.status_code != 503:
             return resp.status_code
         assert int(resp.headers["Retry-After"]) > 0
