@@ -256,6 +256,8 @@ class LocalRuntime:
         class Handler(LocalRequestHandler):
             rt = runtime
 
+        # a listen backlog of 5 (the default) resets bursts of parallel clients
+        ThreadingHTTPServer.request_queue_size = 128
         self.httpd = ThreadingHTTPServer((self.host, self.port), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]

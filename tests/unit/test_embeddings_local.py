@@ -121,3 +121,10 @@ def test_importing_the_module_loads_no_model() -> None:
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "layers" / "common" / "python")},
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_long_texts_are_cut_before_the_engine_sees_them() -> None:
+    from synapse import embeddings_local
+
+    assert embeddings_local._clean("a" * 9000) == "a" * embeddings_local.MAX_CHARS
+    assert embeddings_local._clean("x\x00y") == "x y"
