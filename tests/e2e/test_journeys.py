@@ -474,10 +474,6 @@ def test_openapi_lists_every_api_route_of_the_template_and_docs_serve_swagger_ui
     assert "swagger-ui" in docs.text.lower()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: /openapi.json does not document GET /openapi.json and GET /docs themselves",
-)
 def test_openapi_also_documents_its_own_routes(local_server: LocalServer) -> None:
     assert documented_routes(local_server) >= DOC_ROUTES
 
