@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse.auth import Principal
@@ -186,6 +187,9 @@ def entrypoint(
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics(raise_on_empty_metrics=False)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if is_metrics_disabled():
+            # Powertools never clears a disabled metric set and prints it raw at 100 values
+            metrics.clear_metrics()
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         try:
             _precheck(event, scope=scope, user_only=user_only, public=public)
