@@ -39,7 +39,7 @@ PREFIX_DIMS = 256  # first pass over a large matrix: a prefix of the vector (Gem
 # Matryoshka-trained, so a prefix ranks nearly as well; the exact re-rank of the best candidates
 # corrects the rest)
 PREFIX_MIN_ROWS = 20_000  # below this an exact pass is as fast
-CHUNK_ROWS = 2048  # int8 → float32 a block at a time, so the block stays in cache
+CHUNK_ROWS = 1024  # int8 → float32 a block at a time, so the block stays in cache
 CACHE_MAX_ROWS = 200_000  # memories kept across all cached users of a container
 _FAR_FUTURE = float("inf")
 
@@ -90,10 +90,8 @@ def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str |
 
     ids, cats, keys, contents, tags, created = [], [], [], [], [], []
     verified, prio, updated, expires = [], [], [], []
-    blobs: list[bytes] = []
-    vec_rows: list[int] = []
-    want_model, _, want_dim = (model_key or "").rpartition("/")
-    for i, item in enumerate(items):
+    items = list(items)
+    for item in items:
         ids.append(item["sk"]["S"][4:])
         cats.append(item["category"]["S"])
         keys.append(item["key"]["S"])
@@ -105,14 +103,7 @@ def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str |
         updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
         exp = _plain(item.get("expires_at"))
         expires.append(parse_iso(exp).timestamp() if exp else _FAR_FUTURE)
-        emb = item.get("emb")
-        if emb is not None and item["emb_model"]["S"] == want_model and item["emb_dim"]["N"] == want_dim:
-            vec_rows.append(i)
-            blobs.append(emb["B"])
-    dim = int(model_key.rsplit("/", 1)[1]) if model_key else 0
-    vectors, scales = (
-        store.decode_matrix(blobs, dim) if blobs else (np.zeros((0, dim), np.int8), np.zeros(0, np.float32))
-    )
+    vec_rows, vectors, scales = vector_index(items, model_key)
     tokens = [tokenize(search_text(c, k, t)) for c, k, t in zip(contents, keys, tags, strict=True)]
     return Corpus(
         version=version,
@@ -129,7 +120,7 @@ def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str |
         expires=np.array(expires, dtype=np.float64),
         tokens=tokens,
         bm25=BM25(tokens),
-        vec_rows=np.array(vec_rows, dtype=np.intp),
+        vec_rows=vec_rows,
         vectors=vectors,
         scales=scales,
         prefix=None,
@@ -148,6 +139,30 @@ def with_prefix(corpus: Corpus) -> Corpus:
         prefix /= np.maximum(np.linalg.norm(prefix, axis=1, keepdims=True), 1e-12)
         corpus.prefix = prefix
     return corpus
+
+
+def vector_index(
+    items: Sequence[dict[str, Any]], model_key: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored vectors of `model_key` ("model/dim") among raw items → (row indices, int8 matrix,
+    scales). Vectors of another model or size are left out: they are never compared."""
+    want_model, _, want_dim = (model_key or "").rpartition("/")
+    # compared as whole attribute values, with bound appends: this loop is most of a cold 10k recall
+    model_attr, dim_attr = {"S": want_model}, {"N": want_dim}
+    rows: list[int] = []
+    blobs: list[bytes] = []
+    add_row, add_blob = rows.append, blobs.append
+    for i, item in enumerate(items):
+        if item.get("emb_model") == model_attr and item.get("emb_dim") == dim_attr:
+            emb = item.get("emb")
+            if emb is not None:
+                add_row(i)
+                add_blob(emb["B"])
+    dim = int(want_dim) if want_dim else 0
+    if not blobs:
+        return np.zeros(0, np.intp), np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
+    vectors, scales = store.decode_matrix(blobs, dim)
+    return np.array(rows, dtype=np.intp), vectors, scales
 
 
 def search_text(content: str, key: str, tags: Sequence[str]) -> str:
