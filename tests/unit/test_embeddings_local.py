@@ -19,8 +19,8 @@ EMBEDDERS = [
 
 
 def _make(cls: type[LocalEmbedder]) -> LocalEmbedder:
-    if not cls.available():
-        pytest.skip(f"{cls.package} is not installed")
+    # both packages are in the dev dependency group: a missing one is a failure, not a skip
+    assert cls.available(), f"{cls.package} is not installed"
     return cls()
 
 

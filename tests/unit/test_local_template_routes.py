@@ -65,7 +65,6 @@ def test_environment_resolves_resources_parameters_and_process_values(tpl) -> No
     assert env["STACK_LABEL"] == "stack-us-east-1"
 
 
-@pytest.mark.skipif(not REAL.exists(), reason="template.yaml not written yet")
 def test_the_real_template_parses_with_its_authorizer_and_rule() -> None:
     real = parse(REAL)
     assert real.authorizer is not None and real.authorizer.function in real.functions
@@ -122,7 +121,6 @@ def test_exact_method_beats_any() -> None:
     assert table.match("PUT", "/x").route.function == "any"  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(not REAL.exists(), reason="template.yaml not written yet")
 def test_the_real_templates_cors_configuration_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
     cors = parse(REAL).cors
