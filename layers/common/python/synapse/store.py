@@ -246,6 +246,17 @@ def get_version(user_id: str) -> str:
     return str(item["v"]["S"]) if item else ""
 
 
+def _items(kwargs: dict[str, Any]) -> Iterator[Item]:
+    """Every item a Query returns, page after page (1 MB each)."""
+    while True:
+        with _translate():
+            page = client().query(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
+
+
 def nugget_items(user_id: str) -> Iterator[Item]:
     """Every nugget item of a user, raw (as boto3 returns them), vectors included: what recall scores."""
     kwargs: dict[str, Any] = {
@@ -257,13 +268,7 @@ def nugget_items(user_id: str) -> Iterator[Item]:
         # consistent: a recall cache built from this read is tagged with the version read before it
         "ConsistentRead": True,
     }
-    while True:
-        with _translate():
-            page = client().query(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    yield from _items(kwargs)
 
 
 def _set_fields(
@@ -496,13 +501,7 @@ def _query_nuggets(
         kwargs["FilterExpression"] = filter_expression
     if start:
         kwargs["ExclusiveStartKey"] = start
-    while True:
-        with _translate():
-            page = client().query(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    yield from _items(kwargs)
 
 
 def _attr(value: Any) -> dict[str, Any]:
@@ -632,13 +631,7 @@ def _query_prefix(user_id: str, prefix: str) -> Iterator[Item]:
             **({":pre": _s(prefix)} if prefix else {}),
         },
     }
-    while True:
-        with _translate():
-            page = client().query(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    yield from _items(kwargs)
 
 
 # --- conversations: sessions, raw messages, ingest markers, summaries, identity ----------------
@@ -800,22 +793,17 @@ def read_messages(user_id: str, session_id: str, first: int, last: int) -> list[
         "ConsistentRead": True,
     }
     found: list[StoredMessage] = []
-    while True:
-        with _translate():
-            page = client().query(**kwargs)
-        for item in page.get("Items", []):
-            raw = plain_item(item)
-            found.append(
-                StoredMessage(
-                    seq=int(raw["sk"].rsplit(":", 1)[1]),
-                    role=raw["role"],
-                    content=raw["content"],
-                    created_at=parse_iso(raw["created_at"]),
-                )
+    for item in _items(kwargs):
+        raw = plain_item(item)
+        found.append(
+            StoredMessage(
+                seq=int(raw["sk"].rsplit(":", 1)[1]),
+                role=raw["role"],
+                content=raw["content"],
+                created_at=parse_iso(raw["created_at"]),
             )
-        if "LastEvaluatedKey" not in page:
-            return found
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        )
+    return found
 
 
 def session_count(user_id: str, session_id: str) -> int:
