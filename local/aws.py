@@ -34,10 +34,39 @@ _TABLE_PROPS = (
 
 
 def start_moto() -> tuple[Any, str]:
-    """moto's ThreadedMotoServer on 127.0.0.1 and a free port; returns (server, endpoint URL)."""
-    from moto.server import ThreadedMotoServer
+    """moto's server on 127.0.0.1 and a free port, one request at a time; returns (server, endpoint URL).
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto's backends are not thread-safe: a cancelled transaction puts back a deep copy of every table
+    taken when it began (undoing whatever another request wrote meanwhile, e.g. a retry of a slow
+    transaction whose client timed out), and a query iterates dicts that other requests change. One
+    request at a time gives the atomicity DynamoDB itself guarantees.
+    """
+    import threading
+
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from moto.server import ThreadedMotoServer
+    from werkzeug.serving import make_server
+
+    class SerialMotoServer(ThreadedMotoServer):
+        def _server_entry(self) -> None:  # ThreadedMotoServer's, with the app behind one lock
+            app = DomainDispatcherApplication(create_backend_app)
+            lock = threading.Lock()
+
+            def serial(environ: Any, start_response: Any) -> Any:
+                with lock:
+                    return list(app(environ, start_response))
+
+            self._server = make_server(
+                self._ip_address, self._port, serial, True, request_handler=MotoRequestHandler
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    server = SerialMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     return server, f"http://{host}:{port}"
