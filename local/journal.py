@@ -1,6 +1,6 @@
 """Durability for moto's in-memory DynamoDB: a journal of every acknowledged write.
 
-botocore hooks on every boto3 session see each DynamoDB call. Writes are serialised by one lock held
+botocore hooks on every boto3 session see each DynamoDB call. Calls are serialised by one lock held
 from `before-call` to `after-call`, so the journal's order is the order moto applied them; a
 successful write is appended as `{"op", "params"}` and fsync'ed before the caller gets its answer.
 At start the journal is replayed into the fresh tables with an unhooked client, then compacted into
@@ -193,7 +193,7 @@ class JournalHooks:
 
     def __init__(self, journal: Journal, lock_timeout: float = 120.0) -> None:
         self.journal = journal
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
         self._timeout = lock_timeout
 
     def register(self, events: Any) -> None:
@@ -204,11 +204,12 @@ class JournalHooks:
     def before_call(
         self, model: OperationModel, params: dict[str, Any], context: dict[str, Any], **_: Any
     ) -> None:
-        if model.name not in WRITE_OPS:
-            return
-        body = params.get("body") or b"{}"
-        wire = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
-        context[_CTX_PARAMS] = from_wire(model.input_shape, wire)
+        if model.name in WRITE_OPS:
+            body = params.get("body") or b"{}"
+            wire = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
+            context[_CTX_PARAMS] = from_wire(model.input_shape, wire)
+        # every call, reads too: moto is not thread-safe (a cancelled transaction restores a snapshot
+        # of the whole table, undoing writes that landed while it ran), so it sees one call at a time
         if self._write_lock.acquire(timeout=self._timeout):
             context[_CTX_LOCKED] = True
         else:
