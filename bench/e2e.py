@@ -9,7 +9,6 @@ a version bump; a few memories also go through POST /memory so the path is exerc
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import signal
 import socket
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import ROOT, i8s_items, summary, unit_rows
+from local.spawn import server_env
 
 QUERIES = [
     "what editor theme does the user prefer",
@@ -53,16 +53,12 @@ class Server:
     def start(self, timeout: float = 120.0) -> Server:
         import requests
 
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        for name in ("GEMINI_API_KEY", "GEMINI_BASE_URL", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"):
-            env.pop(name, None)
-        env.update(
-            PORT=str(self.port),
-            DATA_DIR=str(self.data_dir),
-            JWT_SECRET=self.secret,
+        env = server_env(
+            self.port,
+            str(self.data_dir),
+            self.secret,
             LOCAL_LOG_LEVEL="WARNING",
             POWERTOOLS_LOG_LEVEL="WARNING",
-            PYTHONUNBUFFERED="1",
             **self.extra_env,
         )
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,6 @@ would use it, with one user (one JWT) per conversation.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import signal
@@ -35,6 +34,7 @@ import jwt as pyjwt
 import requests
 
 from bench.locomo.offline import KS, Conversation
+from local.spawn import server_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CATEGORY = "context"
@@ -148,18 +148,13 @@ class LocalServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        for name in ("GEMINI_API_KEY", "GEMINI_BASE_URL", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"):
-            env.pop(name, None)
-        env.update(
-            PORT=str(self.port),
-            DATA_DIR=str(self.data_dir),
-            JWT_SECRET=self.jwt_secret,
+        return server_env(
+            self.port,
+            str(self.data_dir),
+            self.jwt_secret,
             LOCAL_EMBEDDER=self.embedder,
             LOCAL_LOG_LEVEL="WARNING",
-            PYTHONUNBUFFERED="1",
         )
-        return env
 
     def start(self) -> LocalServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)

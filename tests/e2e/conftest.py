@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -16,6 +15,8 @@ from typing import Any
 import jwt as pyjwt
 import pytest
 import requests
+
+from local.spawn import server_env
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_TEMPLATE = ROOT / "tests" / "fixtures" / "local_template" / "template.yaml"
@@ -46,17 +47,7 @@ class LocalServer:
         self.log_path = data_dir.parent / f"{data_dir.name}-server.log"
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        for name in ("GEMINI_API_KEY", "GEMINI_BASE_URL", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"):
-            env.pop(name, None)
-        env.update(
-            PORT=str(self.port),
-            DATA_DIR=str(self.data_dir),
-            JWT_SECRET=self.jwt_secret,
-            PYTHONUNBUFFERED="1",
-            **self.extra_env,
-        )
-        return env
+        return server_env(self.port, str(self.data_dir), self.jwt_secret, **self.extra_env)
 
     def start(self) -> None:
         state = self.data_dir / "local.json"
