@@ -1,8 +1,11 @@
-"""Lambda functions in-process: a pool of "containers" per function, each its own module instance.
+"""Lambda functions in-process: one container per function, and one invocation at a time.
 
-A Lambda container handles one request at a time and Powertools resolvers keep per-request state on
-the module-level `app`, so each concurrent request gets a separately loaded copy of the handler
-module, like Lambda scaling out; idle copies are reused (warm starts).
+Each function's handler module is loaded once under a unique name (a cold start on first use, warm
+after). Invocations are serialised across all functions because Powertools assumes one request per
+process: `APIGatewayHttpResolver.resolve` keeps the current event on the `BaseRouter` *class*, and the
+shared Logger and Metrics keep per-request keys and metric sets too. Two handlers running at once in
+one process would read each other's request (CI caught an ingest processed with another client's
+body). Lambda gets this isolation from separate processes; here a lock gives it.
 """
 
 from __future__ import annotations
@@ -53,56 +56,30 @@ def load_handler(fn: Function) -> Callable[[Any, Any], Any]:
     return handler  # type: ignore[no-any-return]
 
 
-class FunctionPool:
-    def __init__(self, fn: Function, max_containers: int = 8) -> None:
+class Container:
+    """One function's container: loaded on first use, reused after."""
+
+    def __init__(self, fn: Function) -> None:
         self.fn = fn
-        self.max_containers = max_containers
-        self._idle: list[Callable[[Any, Any], Any]] = []
-        self._count = 0
-        self._cond = threading.Condition()
+        self._handler: Callable[[Any, Any], Any] | None = None
 
-    @property
-    def containers(self) -> int:
-        return self._count
-
-    def _acquire(self) -> Callable[[Any, Any], Any]:
-        with self._cond:
-            while True:
-                if self._idle:
-                    return self._idle.pop()
-                if self._count < self.max_containers:
-                    self._count += 1
-                    break
-                self._cond.wait()
-        try:
-            return load_handler(self.fn)  # a cold start, outside the lock
-        except BaseException:
-            with self._cond:
-                self._count -= 1
-                self._cond.notify()
-            raise
-
-    def _release(self, handler: Callable[[Any, Any], Any]) -> None:
-        with self._cond:
-            self._idle.append(handler)
-            self._cond.notify()
+    def warm(self) -> Callable[[Any, Any], Any]:
+        """Load the handler if it is not yet (the cold start); import errors show here."""
+        if self._handler is None:
+            self._handler = load_handler(self.fn)
+        return self._handler
 
     def invoke(self, event: dict[str, Any], request_id: str | None = None) -> Any:
-        handler = self._acquire()
-        try:
-            ctx = LambdaContext(self.fn.logical_id, self.fn.memory, self.fn.timeout, request_id)
-            return handler(event, ctx)
-        finally:
-            self._release(handler)
-
-    def warm(self) -> None:
-        """Load one container ahead of the first request (import errors show at start)."""
-        self._release(self._acquire())
+        handler = self.warm()
+        ctx = LambdaContext(self.fn.logical_id, self.fn.memory, self.fn.timeout, request_id)
+        return handler(event, ctx)
 
 
 class Functions:
-    def __init__(self, functions: dict[str, Function], max_containers: int = 8) -> None:
-        self.pools = {name: FunctionPool(fn, max_containers) for name, fn in functions.items()}
+    def __init__(self, functions: dict[str, Function]) -> None:
+        self.pools = {name: Container(fn) for name, fn in functions.items()}
+        self._one_at_a_time = threading.Lock()
 
     def invoke(self, name: str, event: dict[str, Any], request_id: str | None = None) -> Any:
-        return self.pools[name].invoke(event, request_id)
+        with self._one_at_a_time:
+            return self.pools[name].invoke(event, request_id)

@@ -87,7 +87,6 @@ class LocalRuntime:
         port: int = 3000,
         host: str = "127.0.0.1",
         sweep_interval: float = 60.0,
-        max_containers: int = 8,
     ) -> None:
         self.template_path = template_path.resolve()
         self.root = self.template_path.parent
@@ -95,7 +94,6 @@ class LocalRuntime:
         self.port = port
         self.host = host
         self.sweep_interval = sweep_interval
-        self.max_containers = max_containers
         self.template: Template | None = None
         self.routes = RouteTable([])
         self.bucket: TokenBucket | None = None
@@ -140,7 +138,7 @@ class LocalRuntime:
         self._set_environment(tpl)
         self._restore_and_hook(tpl)
 
-        self.functions = Functions(tpl.functions, self.max_containers)
+        self.functions = Functions(tpl.functions)
         self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
         hook_every_session(self.dispatcher.register)
         self.dispatcher.start()

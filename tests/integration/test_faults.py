@@ -16,6 +16,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from synapse import store
+from synapse.models import utcnow
 from tests.conftest import TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, load_function, sample_event
@@ -308,3 +309,34 @@ def test_the_same_summary_due_delivered_three_times_makes_one_chunk(call: Call, 
         ("sum:s1:chunk_0001", 15),
         ("sum:s1:chunk_0002", 15),
     ]
+
+
+def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_winner(
+    aws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a session with 2 messages, and a second ingest that lands between our read of the count
+    # and our transaction (what a parallel Lambda does)
+    now = utcnow()
+    store.append_messages(
+        "u-race", "s", [("user", "one"), ("user", "two")], request_hash="h0", now=now, ttl_days=1
+    )
+    real_get = store._get
+    raced: list[bool] = []
+
+    def get_then_race(user_id: str, sk: str, *args: Any) -> Any:
+        found = real_get(user_id, sk, *args)
+        if sk == store.session_sk("s") and not raced:
+            raced.append(True)
+            store.append_messages("u-race", "s", [("user", "rival")], request_hash="h1", now=now, ttl_days=1)
+        return found
+
+    monkeypatch.setattr(store, "_get", get_then_race)
+    # When ours is written
+    span = store.append_messages(
+        "u-race", "s", [("user", "three"), ("user", "four")], request_hash="h2", now=now, ttl_days=1
+    )
+    # Then it took the numbers after the winner's, and nothing was counted twice or overwritten
+    assert raced and (span.first, span.last, span.replayed) == (4, 5, False)
+    assert store.session_count("u-race", "s") == 5
+    stored = [(m.seq, m.content) for m in store.read_messages("u-race", "s", 1, 10)]
+    assert stored == [(1, "one"), (2, "two"), (3, "rival"), (4, "three"), (5, "four")]
