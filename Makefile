@@ -90,6 +90,8 @@ build-CommonLayer:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
 	cp -R "$(ROOT)/layers/common/python/synapse" "$(ARTIFACTS_DIR)/python/"
 	find "$(ARTIFACTS_DIR)/python/synapse" -name __pycache__ -type d -prune -exec rm -rf {} +
+	@# /opt is read-only on Lambda: without bytecode in the layer every cold start compiles synapse
+	"$(LAYER_PY)" -m compileall -q --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)/python/synapse"
 	"$(LAYER_PY)" -m pip install --quiet --disable-pip-version-check \
 		--requirement "$(ROOT)/layers/common/requirements.txt" \
 		--target "$(ARTIFACTS_DIR)/python" \

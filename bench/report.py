@@ -137,7 +137,7 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
     cs = results.get("coldstart")
     if cs:
-        for name, r in cs["imports"].items():
+        for name, r in cs["imports"]["functions"].items():
             limit = "model fn: info" if r["calls_a_model"] else f"< {TARGETS['import_ms']} ms"
             rows.append(
                 _check(

@@ -96,23 +96,25 @@ def raw_client(service: str, endpoint: str | None = None) -> Any:
 
 
 def hook_every_session(register: Callable[[Any], None]) -> None:
-    """Run `register(session.events)` on every boto3 session, the default one and any made later.
+    """Run `register(events)` on every botocore session made from now on, and on boto3's default one.
 
-    Handlers use `boto3.client(...)` (the default session), but Powertools' idempotency layer makes its
-    own `boto3.session.Session()`: both must be seen.
+    The service makes its clients from a botocore session of its own (`synapse.aws`), and Powertools'
+    idempotency layer from a `boto3.session.Session()`, which wraps a botocore session: hooking
+    botocore's `Session.__init__` sees both. Clients copy their session's handlers when created, so
+    sessions made before the hooks (`raw_client`) stay unhooked.
     """
-    init = boto3.session.Session.__init__
+    init = botocore.session.Session.__init__
     registrars: list[Callable[[Any], None]] = getattr(init, "_synapse_local_registrars", None) or []
     if not registrars:
         original = init
 
-        def patched(self: boto3.session.Session, *args: Any, **kwargs: Any) -> None:
+        def patched(self: botocore.session.Session, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
             for reg in registrars:
-                reg(self.events)
+                reg(self.get_component("event_emitter"))
 
         patched._synapse_local_registrars = registrars  # type: ignore[attr-defined]
-        boto3.session.Session.__init__ = patched  # type: ignore[method-assign]
+        botocore.session.Session.__init__ = patched  # type: ignore[method-assign]
     registrars.append(register)
     if boto3.DEFAULT_SESSION is None:
         boto3.setup_default_session()

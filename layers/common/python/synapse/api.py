@@ -33,7 +33,8 @@ from synapse.errors import (
 from synapse.models import Scope
 
 logger = Logger()
-tracer = Tracer()
+# only botocore: patch_all would also import and patch requests, httplib, sqlite3 and more at init
+tracer = Tracer(patch_modules=("botocore",))
 metrics = Metrics(namespace="Synapse")
 
 MAX_BODY_BYTES = 256 * 1024

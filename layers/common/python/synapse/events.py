@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from synapse import aws
 from synapse.config import settings
 from synapse.errors import UpstreamUnavailable
 
@@ -22,7 +21,7 @@ SUMMARY_DUE = "SessionSummaryDue"
 
 @cache
 def client() -> EventBridgeClient:
-    return boto3.client("events", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    return cast("EventBridgeClient", aws.client("events"))
 
 
 def summary_boundaries(before: int, after: int, every: int) -> list[int]:

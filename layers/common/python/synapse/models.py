@@ -122,7 +122,14 @@ def _not_blank(value: str) -> str:
     return value
 
 
-class Body(BaseModel):
+class Model(BaseModel):
+    """Every model here: validators are built on first use, not at import. A function uses a few of
+    these models, and building all of them is a cold-start cost every function would pay."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Body(Model):
     """Request bodies: unknown fields are ignored (never trusted), strings kept as sent."""
 
     model_config = ConfigDict(extra="ignore")
@@ -131,7 +138,7 @@ class Body(BaseModel):
 # --- the memory object --------------------------------------------------------------------
 
 
-class Memory(BaseModel):
+class Memory(Model):
     id: str
     category: Category
     key: str
@@ -181,16 +188,16 @@ class MemoryPatch(Body):
     key: MemoryKey | None = None
 
 
-class MemoryList(BaseModel):
+class MemoryList(Model):
     memories: list[Memory]
     next_cursor: str | None = None
 
 
-class Memories(BaseModel):
+class Memories(Model):
     memories: list[Memory]
 
 
-class ScoredMemories(BaseModel):
+class ScoredMemories(Model):
     memories: list[ScoredMemory]
 
 
@@ -212,7 +219,7 @@ class KeyIn(Body):
         return sorted(set(scopes))
 
 
-class ApiKeyInfo(BaseModel):
+class ApiKeyInfo(Model):
     key_id: str
     name: str
     scopes: list[Scope]
@@ -220,7 +227,7 @@ class ApiKeyInfo(BaseModel):
     created_at: Timestamp
 
 
-class ApiKeyCreated(BaseModel):
+class ApiKeyCreated(Model):
     key_id: str
     key: str
     name: str
@@ -228,11 +235,11 @@ class ApiKeyCreated(BaseModel):
     created_at: Timestamp
 
 
-class ApiKeyList(BaseModel):
+class ApiKeyList(Model):
     keys: list[ApiKeyInfo]
 
 
-class Health(BaseModel):
+class Health(Model):
     status: str = "ok"
 
 
@@ -245,7 +252,7 @@ def dump(model: BaseModel) -> dict[str, Any]:
 MAX_MESSAGES = 50
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(Model):
     """One conversation message, as ingested or summarized."""
 
     role: Role
@@ -261,7 +268,7 @@ class IngestIn(Body):
     messages: Messages
 
 
-class IngestOut(BaseModel):
+class IngestOut(Model):
     nuggets_created: int
     nuggets_updated: int
     skipped_transient: int
@@ -277,7 +284,7 @@ class RecallIn(Body):
     tags: Annotated[list[str], AfterValidator(_check_tags)] | None = None
 
 
-class RecalledMemory(BaseModel):
+class RecalledMemory(Model):
     id: str
     text: str
     type: Category
@@ -288,7 +295,7 @@ class RecalledMemory(BaseModel):
     created_at: Timestamp
 
 
-class RecallOut(BaseModel):
+class RecallOut(Model):
     memories: list[RecalledMemory]
     identity: str | None
 
@@ -299,24 +306,24 @@ class SummarizeIn(Body):
     messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
 
 
-class SummaryOut(BaseModel):
+class SummaryOut(Model):
     summary: str
     chunk_id: str
 
 
-class IdentityOut(BaseModel):
+class IdentityOut(Model):
     userId: str
     identity: str | None
 
 
-class SummaryChunk(BaseModel):
+class SummaryChunk(Model):
     chunk_id: str
     summary: str
     msg_count: int
     created_at: Timestamp
 
 
-class SummaryList(BaseModel):
+class SummaryList(Model):
     summaries: list[SummaryChunk]
 
 
@@ -327,21 +334,21 @@ class ProviderIn(Body):
     api_key: Annotated[str, StringConstraints(min_length=10, max_length=512)]
 
 
-class ProviderInfo(BaseModel):
+class ProviderInfo(Model):
     provider: str
     hint: str
     updated_at: Timestamp
 
 
-class ProviderList(BaseModel):
+class ProviderList(Model):
     providers: list[ProviderInfo]
 
 
-class Deleted(BaseModel):
+class Deleted(Model):
     deleted: int
 
 
-class ExportOut(BaseModel):
+class ExportOut(Model):
     """Everything stored for a user (vectors left out; keys and provider keys as hints only)."""
 
     memories: list[Memory]

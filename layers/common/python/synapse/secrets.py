@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from synapse import aws
 from synapse.config import settings
 from synapse.errors import UpstreamUnavailable
 
@@ -22,7 +21,7 @@ class DecryptionRefused(Exception):
 
 @cache
 def client() -> KMSClient:
-    return boto3.client("kms", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    return cast("KMSClient", aws.client("kms"))
 
 
 def _context(user_id: str, provider: str) -> dict[str, str]:

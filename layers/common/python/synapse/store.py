@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from synapse import aws
 from synapse.config import settings
 from synapse.errors import NotFound, UpstreamUnavailable, ValidationFailed
 from synapse.models import Category, Memory, Priority, Source, iso, parse_iso
@@ -80,15 +79,13 @@ def hash_secret(secret: str) -> str:
 @cache
 def client() -> DynamoDBClient:
     """One client per container, created on first use (standard retry mode absorbs throttling)."""
-    return boto3.client(
-        "dynamodb",
-        config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=3, read_timeout=10),
-    )
+    return cast("DynamoDBClient", aws.client("dynamodb", connect_timeout=3, read_timeout=10))
 
 
 def reset() -> None:
-    """Forget the cached client (tests switch between moto contexts)."""
+    """Forget the cached client and session (tests switch between moto contexts)."""
     client.cache_clear()
+    aws.reset()
 
 
 def _table() -> str:
