@@ -20,7 +20,7 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_PATH := $(dir $(PYTHON)):$(PATH)
 export SAM_CLI_TELEMETRY ?= 0
 
-.PHONY: help venv sam-venv run test lint build bench bench-locomo clean
+.PHONY: help venv sam-venv run test lint build bench bench-locomo clean build-CommonLayer layer-deps layer-package
 
 help:
 	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
@@ -86,13 +86,21 @@ clean:
 LAYER_PLATFORMS := $(foreach tag,manylinux_2_34 manylinux_2_28 manylinux_2_17 manylinux2014,--platform $(tag)_x86_64)
 LAYER_PY ?= $(if $(wildcard $(SAM_VENV)/bin/python),$(SAM_VENV)/bin/python,$(PYTHON))
 
-build-CommonLayer:
+build-CommonLayer: layer-deps layer-package
+
+# the runtime dependencies: manylinux wheels for python3.13
+layer-deps:
 	mkdir -p "$(ARTIFACTS_DIR)/python"
-	cp -R "$(ROOT)/layers/common/python/synapse" "$(ARTIFACTS_DIR)/python/"
-	find "$(ARTIFACTS_DIR)/python/synapse" -name __pycache__ -type d -prune -exec rm -rf {} +
-	@# /opt is read-only on Lambda: without bytecode in the layer every cold start compiles synapse
-	"$(LAYER_PY)" -m compileall -q --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)/python/synapse"
 	"$(LAYER_PY)" -m pip install --quiet --disable-pip-version-check \
 		--requirement "$(ROOT)/layers/common/requirements.txt" \
 		--target "$(ARTIFACTS_DIR)/python" \
 		$(LAYER_PLATFORMS) --implementation cp --python-version 3.13 --only-binary=:all:
+
+# the synapse package, with its bytecode: /opt is read-only on Lambda, so without .pyc files in the
+# layer every cold start would compile synapse again
+layer-package:
+	mkdir -p "$(ARTIFACTS_DIR)/python"
+	rm -rf "$(ARTIFACTS_DIR)/python/synapse"
+	cp -R "$(ROOT)/layers/common/python/synapse" "$(ARTIFACTS_DIR)/python/"
+	find "$(ARTIFACTS_DIR)/python/synapse" -name __pycache__ -type d -prune -exec rm -rf {} +
+	"$(LAYER_PY)" -m compileall -q --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)/python/synapse"

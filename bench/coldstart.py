@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import LAYER, ROOT
+from bench.common import ROOT
 
 MODEL_FUNCTIONS = {
     "memory_create",
@@ -31,11 +31,18 @@ _PROBE = """
 import sys, time, json
 sys.path[:0] = [{fn!r}, {layer!r}]
 t0 = time.perf_counter()
-import app
+{stmt}
 ms = (time.perf_counter() - t0) * 1000
 print(json.dumps({{"ms": ms, "genai": "google.genai" in sys.modules, "modules": len(sys.modules)}}))
 """
 RUNS = 3  # fresh interpreters per function; the median is reported
+# The floor every function stands on: what the mandated stack imports before any code of ours (the
+# Powertools resolver, Logger, Metrics and a Tracer patching botocore; botocore; pydantic)
+STACK = (
+    "from aws_lambda_powertools import Logger, Metrics, Tracer; "
+    "from aws_lambda_powertools.event_handler import APIGatewayHttpResolver; "
+    "Tracer(patch_modules=('botocore',)); import botocore.session, pydantic"
+)
 
 
 def lambda_env(name: str) -> dict[str, str]:
@@ -71,29 +78,29 @@ def lambda_env(name: str) -> dict[str, str]:
 
 
 def layer_dir(log: Any) -> tuple[Path, str]:
-    """The built layer's root (holding python/): sam build's output, else the Makefile's
-    build-CommonLayer target (the one sam build runs) into a cache keyed by the layer's sources."""
+    """The built layer's root (holding python/): sam build's output, else the Makefile's targets that
+    sam build runs: the wheels once per requirements.txt (cached under .bench/), the package each time."""
     built = ROOT / ".aws-sam" / "build" / "CommonLayer"
     if (built / "python" / "synapse").exists():
         return built, "sam build output (.aws-sam/build/CommonLayer)"
-    digest = hashlib.sha256((ROOT / "layers" / "common" / "requirements.txt").read_bytes())
-    for path in sorted((LAYER / "synapse").rglob("*.py")):
-        digest.update(path.read_bytes())
-    cached = ROOT / ".bench" / f"layer-{digest.hexdigest()[:12]}"
+    key = hashlib.sha256((ROOT / "layers" / "common" / "requirements.txt").read_bytes()).hexdigest()[:12]
+    cached = ROOT / ".bench" / f"layer-{key}"
+
+    def make(target: str) -> None:
+        cmd = ["make", "--no-print-directory", "-C", str(ROOT), target, f"ARTIFACTS_DIR={cached}"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
     if not (cached / ".complete").exists():
-        log(f"  building the layer into {cached.relative_to(ROOT)} (make build-CommonLayer) ...")
+        log(f"  building the layer's dependencies into {cached.relative_to(ROOT)} ...")
         shutil.rmtree(cached, ignore_errors=True)
-        subprocess.run(
-            ["make", "--no-print-directory", "-C", str(ROOT), "build-CommonLayer", f"ARTIFACTS_DIR={cached}"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        make("layer-deps")
         (cached / ".complete").touch()
-    return cached, "make build-CommonLayer (what sam build runs), cached under .bench/"
+    make("layer-package")
+    return cached, "the Makefile's build-CommonLayer targets (what sam build runs)"
 
 
-def _once(name: str, layer: Path, importtime: bool = False) -> dict[str, Any]:
-    code = _PROBE.format(layer=str(layer / "python"), fn=str(ROOT / "functions" / name))
+def _once(name: str, layer: Path, importtime: bool = False, stmt: str = "import app") -> dict[str, Any]:
+    code = _PROBE.format(layer=str(layer / "python"), fn=str(ROOT / "functions" / name), stmt=stmt)
     # -I -S: no site-packages, no PYTHON* variables: the interpreter sees the stdlib, the function and
     # the layer, as on Lambda (whose runtime also bundles a boto3; the layer's pinned one comes first)
     # -B: /opt and /var/task are read-only on Lambda, so nothing is compiled for the next start
@@ -150,8 +157,14 @@ def imports(log: Any) -> dict[str, Any]:
 
     with ThreadPoolExecutor(max_workers=1) as pool:  # one at a time: 2 cores
         rows = dict(pool.map(measure, names))
+    floor = [_once("health", layer, stmt=STACK)["ms"] for _ in range(2 * RUNS)]
     log(f"  imports: {len(rows)} functions, against {source}")
-    return {"layer": source, "functions": rows}
+    return {
+        "layer": source,
+        "stack_floor_ms": round(statistics.median(floor), 1),
+        "stack_floor": STACK,
+        "functions": rows,
+    }
 
 
 def _du(path: Path) -> int:

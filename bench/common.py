@@ -179,18 +179,22 @@ def nugget_item(i: int, emb: Mapping[str, Any] | None, *, with_key: bool = False
     }
     if emb is not None:
         item["emb"] = dict(emb)
-        item["emb_model"] = {"S": MODEL}
-        item["emb_dim"] = {"N": str(DIM)}
     if with_key:
         item["pk"] = {"S": f"mem:{USER}"}
         item["rev"] = {"N": "1"}
+        if emb is not None:  # stored beside the vector for people; recall does not read them
+            item["emb_model"] = {"S": MODEL}
+            item["emb_dim"] = {"N": str(DIM)}
     return item
 
 
 def i8s_items(vectors: np.ndarray, *, with_key: bool = False) -> list[dict[str, Any]]:
     from synapse import store
 
-    return [nugget_item(i, {"B": store.encode_vector(v)}, with_key=with_key) for i, v in enumerate(vectors)]
+    return [
+        nugget_item(i, {"B": store.make_vector(v, MODEL).data}, with_key=with_key)
+        for i, v in enumerate(vectors)
+    ]
 
 
 def number_list(vec: np.ndarray) -> dict[str, Any]:

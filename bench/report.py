@@ -137,6 +137,18 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
     cs = results.get("coldstart")
     if cs:
+        floor = cs["imports"].get("stack_floor_ms")
+        if floor is not None:
+            rows.append(
+                _check(
+                    "import floor of the stack",
+                    f"{floor} ms",
+                    "info",
+                    None,
+                    "",
+                    "Powertools resolver, Logger, Metrics, Tracer(botocore); botocore; pydantic",
+                )
+            )
         for name, r in cs["imports"]["functions"].items():
             limit = "model fn: info" if r["calls_a_model"] else f"< {TARGETS['import_ms']} ms"
             rows.append(
@@ -145,7 +157,7 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{r['import_ms']} ms{' +genai' if r['google_genai_imported'] else ''}",
                     limit + ", no google.genai",
                     r["pass"],
-                    "",
+                    f"stack floor {floor} ms" if floor is not None else "",
                     ", ".join(f"{k} {v}" for k, v in r["heaviest_ms"].items()),
                 )
             )

@@ -78,17 +78,20 @@ def parse_pages_ms(n: int, vectors: np.ndarray, repeat: int) -> dict[str, Any]:
     shape = sess.get_service_model("dynamodb").operation_model("Query").output_shape
     parser = create_parser("json")
     full = [
-        nugget_item(i, {"B": store.encode_vector(vectors[i % len(vectors)])}, with_key=True)
+        nugget_item(i, {"B": store.make_vector(vectors[i % len(vectors)], MODEL).data}, with_key=True)
         for i in range(2000)
     ]
     per_item = item_size(full[0])
     per_page = max(1, PAGE_LIMIT // per_item)
     body = wire_page(
-        [nugget_item(i, {"B": store.encode_vector(vectors[i % len(vectors)])}) for i in range(per_page)]
+        [
+            nugget_item(i, {"B": store.make_vector(vectors[i % len(vectors)], MODEL).data})
+            for i in range(per_page)
+        ]
     )
     pages, rest = divmod(n, per_page)
     tail = (
-        wire_page([nugget_item(i, {"B": store.encode_vector(vectors[i])}) for i in range(rest)])
+        wire_page([nugget_item(i, {"B": store.make_vector(vectors[i], MODEL).data}) for i in range(rest)])
         if rest
         else None
     )

@@ -33,21 +33,16 @@ def raw_item(
         **extra,
     }
     if vec is not None:
-        item.update(
-            {
-                "emb": {"B": store.encode_vector(vec)},
-                "emb_model": {"S": model},
-                "emb_dim": {"N": str(vec.shape[0])},
-            }
-        )
+        # as recall's Query returns it: the vector only (its model and size are in its bytes)
+        item["emb"] = {"B": store.make_vector(vec, model).data}
     return item
 
 
 def test_the_codec_is_int8_with_a_scale_and_keeps_the_direction() -> None:
     rng = np.random.default_rng(1)
     v = unit(rng, 1, 768)[0]
-    data = store.encode_vector(v)
-    assert len(data) == 4 + 768  # half of float16's bytes
+    data = store.make_vector(v, "m").data
+    assert len(data) == 8 + 768  # tag, scale, then half of float16's bytes
     back = store.decode_vector(data)
     assert float(back @ v) / float(np.linalg.norm(back)) > 0.999
 
@@ -55,7 +50,8 @@ def test_the_codec_is_int8_with_a_scale_and_keeps_the_direction() -> None:
 def test_decode_matrix_reads_many_vectors_in_one_copy() -> None:
     rng = np.random.default_rng(2)
     m = unit(rng, 50)
-    ints, scales = store.decode_matrix([store.encode_vector(v) for v in m], DIM)
+    index, ints, scales = store.decode_matrix([store.make_vector(v, "m").data for v in m], "m", DIM)
+    assert index.tolist() == list(range(50))
     assert ints.shape == (50, DIM) and ints.dtype == np.int8 and scales.shape == (50,)
     approx = ints.astype(np.float32) * scales[:, None]
     assert np.allclose(approx, m, atol=0.02)
@@ -102,6 +98,24 @@ def test_vectors_of_another_model_or_size_are_left_out() -> None:
     corpus = recall.build_corpus(items, "v1", f"m/{DIM}")
     assert corpus.vec_rows.tolist() == [0]
     assert len(corpus) == 4
+
+
+def test_rows_map_back_to_their_items_whatever_is_mixed_in() -> None:
+    # Given vectors of this model between others, items without one, and a vector of another size
+    rng = np.random.default_rng(6)
+    mine = unit(rng, 2)
+    items = [
+        raw_item(0, unit(rng, 1)[0], model="other"),
+        raw_item(1, mine[0]),
+        raw_item(2, None),
+        raw_item(3, unit(rng, 1, 32)[0]),
+        raw_item(4, mine[1]),
+    ]
+    rows, vectors, scales = recall.vector_index(items, f"m/{DIM}")
+    # Then each kept row is the index of its item, and its vector is that item's
+    assert rows.tolist() == [1, 4]
+    assert np.allclose(vectors.astype(np.float32) * scales[:, None], mine, atol=0.02)
+    assert recall.vector_index(items, None)[0].tolist() == []
 
 
 def test_the_cache_serves_a_corpus_only_for_its_version() -> None:

@@ -96,9 +96,7 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         created += old is None
         vector = None
         if vectors is not None and embedder is not None:
-            vector = store.Vector(
-                data=store.encode_vector(vectors[i]), model=embedder.model, dim=int(vectors.shape[1])
-            )
+            vector = store.make_vector(vectors[i], embedder.model)
         items.append(store.memory_item(memory, vector, rev + 1))
         nuggets.append(memory)
     store.put_memories(user_id, items)

@@ -41,7 +41,7 @@ def embed_document(user_id: str, text: str) -> store.Vector | None:
     if embedder is None:
         return None
     vec = embedder.embed_documents([text])[0]
-    return store.Vector(data=store.encode_vector(vec), model=embedder.model, dim=int(vec.shape[0]))
+    return store.make_vector(vec, embedder.model)
 
 
 def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
