@@ -1,7 +1,8 @@
 """Durability for moto's in-memory DynamoDB: a journal of every acknowledged write.
 
-botocore hooks on every boto3 session see each DynamoDB call. Calls are serialised by one lock held
-from `before-call` to `after-call`, so the journal's order is the order moto applied them; a
+botocore hooks on every botocore session (boto3's included) see each DynamoDB call. Calls are
+serialised by one lock held from `before-call` to `after-call`, so the journal's order is the order
+moto applied them; a
 successful write is appended as `{"op", "params"}` and fsync'ed before the caller gets its answer.
 At start the journal is replayed into the fresh tables with an unhooked client, then compacted into
 one PutItem per item (written beside it, fsync'ed, renamed over it).
