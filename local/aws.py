@@ -83,9 +83,17 @@ def point_boto_at(endpoint: str) -> None:
     os.environ["AWS_REGION"] = REGION
 
 
+# set while raw_client makes its session: hook_every_session's wrapper then registers nothing
+_unhooked = threading.local()
+
+
 def raw_client(service: str, endpoint: str | None = None) -> Any:
-    """A client from a plain botocore session: none of the local hooks see its calls."""
-    session = botocore.session.get_session()
+    """A client from a plain botocore session: none of the local hooks see its calls, whenever made."""
+    _unhooked.active = True
+    try:
+        session = botocore.session.get_session()
+    finally:
+        _unhooked.active = False
     return session.create_client(
         service,
         region_name=REGION,
@@ -100,8 +108,7 @@ def hook_every_session(register: Callable[[Any], None]) -> None:
 
     The service makes its clients from a botocore session of its own (`synapse.aws`), and Powertools'
     idempotency layer from a `boto3.session.Session()`, which wraps a botocore session: hooking
-    botocore's `Session.__init__` sees both. Clients copy their session's handlers when created, so
-    sessions made before the hooks (`raw_client`) stay unhooked.
+    botocore's `Session.__init__` sees both. `raw_client`'s sessions are never hooked.
     """
     init = botocore.session.Session.__init__
     registrars: list[Callable[[Any], None]] = getattr(init, "_synapse_local_registrars", None) or []
@@ -110,6 +117,8 @@ def hook_every_session(register: Callable[[Any], None]) -> None:
 
         def patched(self: botocore.session.Session, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
+            if getattr(_unhooked, "active", False):
+                return
             for reg in registrars:
                 reg(self.get_component("event_emitter"))
 
