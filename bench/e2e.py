@@ -174,7 +174,7 @@ def measure(server: Server, user: str, runs: int) -> dict[str, Any]:
     return out
 
 
-def run(sizes: list[int], runs: int, runs_off: int, off_sizes: list[int], log: Any) -> dict[str, Any]:
+def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"embedder": "none (LOCAL_EMBEDDER=none: full-text ranking only)", "sizes": {}}
     for mode, extra, count in (("cache_on", {}, runs), ("cache_off", {"RECALL_CACHE": "off"}, runs_off)):
         rng = np.random.default_rng(13)
@@ -182,7 +182,7 @@ def run(sizes: list[int], runs: int, runs_off: int, off_sizes: list[int], log: A
             # direct writes are not in the server's journal: each server is seeded on its own
             server = Server(Path(tmp) / "data", {"LOCAL_EMBEDDER": "none", **extra}).start()
             try:
-                for n in sizes if mode == "cache_on" else off_sizes:
+                for n in sizes:
                     secs = seed(server, f"bench{n}", n, rng)
                     row = out["sizes"].setdefault(str(n), {})
                     row[f"seed_s_{mode}"] = secs

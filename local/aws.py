@@ -51,6 +51,10 @@ def start_moto() -> tuple[Any, str]:
     from moto.server import ThreadedMotoServer
     from werkzeug.serving import make_server
 
+    from local import moto_speed
+
+    moto_speed.install()  # a cold recall of a large partition in seconds, not minutes
+
     class SerialMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:  # ThreadedMotoServer's, with the app behind one lock
             app = DomainDispatcherApplication(create_backend_app)
