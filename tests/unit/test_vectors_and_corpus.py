@@ -67,9 +67,45 @@ def test_dense_scores_rank_like_exact_cosine() -> None:
     assert set(np.argsort(-scores)[:10]) == set(np.argsort(-exact)[:10])
 
 
+def matryoshka_like(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Unit vectors whose first dimensions carry most of the signal (as Gemini's, MRL-trained)."""
+    m = unit(rng, n) * np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_the_prefix_is_refused_when_it_does_not_rank_like_the_full_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
+    monkeypatch.setattr(recall, "PREFIX_DIMS", 16)
+    monkeypatch.setattr(recall, "PREFIX_POOL", 100)
+    rng = np.random.default_rng(8)
+    # isotropic vectors: 16 of 64 dims carry a quarter of the signal, the shortlist misses the top 10
+    plain = recall.build_corpus([raw_item(i, v) for i, v in enumerate(unit(rng, 3000))], "v1", f"m/{DIM}")
+    assert recall.with_prefix(plain).prefix is None and plain.prefix_refused
+    checks = []
+    monkeypatch.setattr(recall, "prefix_agreement", lambda *a: checks.append(a) or 1.0)
+    assert recall.with_prefix(plain).prefix is None and not checks  # decided once per corpus
+    q = unit(rng, 1)[0]
+    exact = (plain.vectors.astype(np.float32) @ q) * plain.scales
+    assert np.allclose(recall.dense_scores(plain, q, candidates=50), exact, atol=1e-6)  # the exact pass
+
+
+def test_the_self_check_tells_a_matryoshka_like_corpus_from_an_isotropic_one() -> None:
+    rng = np.random.default_rng(9)
+    scores = {}
+    for name, m in (("mrl", matryoshka_like(rng, 3000)), ("iso", unit(rng, 3000))):
+        corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+        prefix = corpus.vectors[:, :16].astype(np.float32) * corpus.scales[:, None]
+        prefix /= np.linalg.norm(prefix, axis=1, keepdims=True)
+        scores[name] = recall.prefix_agreement(corpus.vectors, corpus.scales, prefix)
+    assert scores["mrl"] >= recall.PREFIX_MIN_AGREEMENT > scores["iso"]
+
+
 def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
     monkeypatch.setattr(recall, "PREFIX_DIMS", 32)
+    monkeypatch.setattr(recall, "PREFIX_POOL", 100)
     rng = np.random.default_rng(4)
     # Matryoshka-like vectors (as Gemini's are): most of the signal sits in the first dimensions
     decay = np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
@@ -85,6 +121,29 @@ def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch:
     top = np.argsort(-exact)[:10]
     assert set(np.argsort(-scores)[:10]) == set(top)
     assert np.allclose(scores[top], exact[top], atol=0.02)
+
+
+def test_the_prefix_shortlist_is_at_least_the_pool_whatever_the_caller_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
+    monkeypatch.setattr(recall, "PREFIX_DIMS", 32)
+    monkeypatch.setattr(recall, "PREFIX_POOL", 300)
+    rng = np.random.default_rng(6)
+    m = matryoshka_like(rng, 2000)
+    corpus = recall.with_prefix(
+        recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    )
+    q = unit(rng, 1)[0]
+    full = (corpus.vectors.astype(np.float32) @ q) * corpus.scales  # the exact int8 score of every row
+
+    def rescored(candidates: int) -> int:
+        return int(np.sum(np.isclose(recall.dense_scores(corpus, q, candidates), full, rtol=0, atol=1e-6)))
+
+    assert rescored(50) == 300  # a narrow request still gets the pool re-scored exactly
+    assert rescored(400) == 400  # a wider one gets what it asked
+    monkeypatch.setattr(recall, "PREFIX_POOL", 600)  # 2000 rows are not > 4 × 600: exact everywhere
+    assert rescored(50) == 2000
 
 
 def test_vectors_of_another_model_or_size_are_left_out() -> None:

@@ -36,10 +36,17 @@ from synapse.models import (
 )
 from synapse.providers import gemini_key_for
 
-PREFIX_DIMS = 256  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
-# Matryoshka-trained, so a prefix ranks nearly as well; the exact re-rank of the best candidates
-# corrects the rest)
+PREFIX_DIMS = 128  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
+# Matryoshka-trained, so a prefix ranks nearly as well); the product reads 4 bytes × 128 a row
+PREFIX_POOL = 1000  # the first pass's shortlist, re-scored exactly on the full vectors: wide enough
+# that the exact top 10 is in it (docs/performance.md: 1000 at 128 dims agrees as well as 200 at 256)
 PREFIX_MIN_ROWS = 20_000  # below this an exact pass is as fast
+# the prefix is used only if it ranks like the full vectors on the user's own vectors: a model that
+# is not Matryoshka-trained (or an unusual corpus) keeps the exact pass
+PREFIX_CHECK_QUERIES = 4  # stored vectors taken as queries
+PREFIX_CHECK_ROWS = 20_000  # an even sample of the corpus, the pool scaled to it
+PREFIX_MIN_AGREEMENT = 0.9  # mean top-10 overlap with the exact ranking
+K_CHECK = 10  # the self-check compares top 10s, as recall returns
 CHUNK_ROWS = 1024  # int8 → float32 a block at a time, so the block stays in cache
 CACHE_MAX_ROWS = 200_000  # memories kept across all cached users of a container
 _FAR_FUTURE = float("inf")
@@ -73,6 +80,7 @@ class Corpus:
     vectors: np.ndarray  # int8, len(vec_rows) × dim
     scales: np.ndarray  # float32 per vector row
     prefix: np.ndarray | None  # float32 first PREFIX_DIMS dims (only for large corpora)
+    prefix_refused: bool = False  # the self-check found the prefix ranking unlike the full vectors
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -132,14 +140,43 @@ def with_prefix(corpus: Corpus) -> Corpus:
     """Add the float32 prefix matrix for fast first passes, once a corpus is reused from the cache.
 
     A cold recall scores the int8 matrix exactly (building the prefix would cost more than it
-    saves once); a warm one pays for the prefix a single time and then scores ~3x fewer dims.
+    saves once); a warm one pays for the prefix a single time and then scores 6x fewer dims.
     """
     dim = corpus.vectors.shape[1] if corpus.vectors.ndim == 2 else 0
-    if corpus.prefix is None and len(corpus.vec_rows) >= PREFIX_MIN_ROWS and dim > PREFIX_DIMS:
+    wanted = corpus.prefix is None and not corpus.prefix_refused
+    if wanted and len(corpus.vec_rows) >= PREFIX_MIN_ROWS and dim > PREFIX_DIMS:
         prefix = corpus.vectors[:, :PREFIX_DIMS].astype(np.float32) * corpus.scales[:, None]
         prefix /= np.maximum(np.linalg.norm(prefix, axis=1, keepdims=True), 1e-12)
-        corpus.prefix = prefix
+        if prefix_agreement(corpus.vectors, corpus.scales, prefix) >= PREFIX_MIN_AGREEMENT:
+            corpus.prefix = prefix
+        else:
+            corpus.prefix_refused = True
     return corpus
+
+
+def prefix_agreement(vectors: np.ndarray, scales: np.ndarray, prefix: np.ndarray) -> float:
+    """How well the prefix pass (shortlist of PREFIX_POOL, re-ranked exactly) finds the exact top 10,
+    measured on an even sample of the corpus with a few of its own vectors as queries (each query's
+    own row left out). 1.0 = the same top 10 every time."""
+    n = len(vectors)
+    sample = np.linspace(0, n - 1, num=min(n, PREFIX_CHECK_ROWS), dtype=np.intp)
+    pool = max(K_CHECK, round(PREFIX_POOL * len(sample) / n))
+    own = np.linspace(0, len(sample) - 1, num=PREFIX_CHECK_QUERIES, dtype=np.intp)
+    queries = vectors[sample[own]].astype(np.float32) * scales[sample[own], None]
+    exact = np.empty((len(sample), len(own)), dtype=np.float32)
+    for start in range(0, len(sample), CHUNK_ROWS):
+        rows = sample[start : start + CHUNK_ROWS]
+        exact[start : start + len(rows)] = vectors[rows].astype(np.float32) @ queries.T
+    exact *= scales[sample, None]
+    approx = prefix[sample] @ (prefix[sample[own]].T)
+    exact[own, np.arange(len(own))] = approx[own, np.arange(len(own))] = -np.inf
+    found = 0
+    for j in range(len(own)):
+        shortlist = np.argpartition(-approx[:, j], pool)[:pool]
+        mine = shortlist[np.argpartition(-exact[shortlist, j], K_CHECK)[:K_CHECK]]
+        truth = np.argpartition(-exact[:, j], K_CHECK)[:K_CHECK]
+        found += len(np.intersect1d(mine, truth))
+    return found / (K_CHECK * len(own))
 
 
 def vector_index(
@@ -170,15 +207,16 @@ def search_text(content: str, key: str, tags: Sequence[str]) -> str:
 def dense_scores(corpus: Corpus, query: np.ndarray, candidates: int) -> np.ndarray:
     """Cosine of `query` with every vector row (int8 blocks → float32, one product per block).
 
-    A large corpus is scored on its cached vector prefix first; the best `candidates` are then
-    re-scored exactly on the full vectors.
+    A large corpus is scored on its cached vector prefix first; the best `candidates` (at least
+    PREFIX_POOL) are then re-scored exactly on the full vectors.
     """
     q = np.asarray(query, dtype=np.float32)
     n = len(corpus.vec_rows)
-    if corpus.prefix is not None and n > 4 * candidates:
+    pool = max(candidates, PREFIX_POOL)
+    if corpus.prefix is not None and n > 4 * pool:
         qp = q[:PREFIX_DIMS] / max(float(np.linalg.norm(q[:PREFIX_DIMS])), 1e-12)
         scores: np.ndarray = corpus.prefix @ qp
-        best = np.argpartition(-scores, candidates)[:candidates]
+        best = np.argpartition(-scores, pool)[:pool]
         exact = (corpus.vectors[best].astype(np.float32) @ q) * corpus.scales[best]
         scores[best] = exact
         return scores
