@@ -73,15 +73,24 @@ def matryoshka_like(rng: np.random.Generator, n: int) -> np.ndarray:
     return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
+def corpus_of(m: np.ndarray) -> recall.Corpus:
+    return recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+
+
+def small_prefix(monkeypatch: pytest.MonkeyPatch, dims: int, pool: int) -> None:
+    """The prefix pass at test scale: from 100 rows, `dims` of DIM, a shortlist of `pool`."""
+    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
+    monkeypatch.setattr(recall, "PREFIX_DIMS", dims)
+    monkeypatch.setattr(recall, "PREFIX_POOL", pool)
+
+
 def test_the_prefix_is_refused_when_it_does_not_rank_like_the_full_vectors(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
-    monkeypatch.setattr(recall, "PREFIX_DIMS", 16)
-    monkeypatch.setattr(recall, "PREFIX_POOL", 100)
+    small_prefix(monkeypatch, dims=16, pool=100)
     rng = np.random.default_rng(8)
     # isotropic vectors: 16 of 64 dims carry a quarter of the signal, the shortlist misses the top 10
-    plain = recall.build_corpus([raw_item(i, v) for i, v in enumerate(unit(rng, 3000))], "v1", f"m/{DIM}")
+    plain = corpus_of(unit(rng, 3000))
     assert recall.with_prefix(plain).prefix is None and plain.prefix_refused
     checks = []
     monkeypatch.setattr(recall, "prefix_agreement", lambda *a: checks.append(a) or 1.0)
@@ -95,7 +104,7 @@ def test_the_self_check_tells_a_matryoshka_like_corpus_from_an_isotropic_one() -
     rng = np.random.default_rng(9)
     scores = {}
     for name, m in (("mrl", matryoshka_like(rng, 3000)), ("iso", unit(rng, 3000))):
-        corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+        corpus = corpus_of(m)
         prefix = corpus.vectors[:, :16].astype(np.float32) * corpus.scales[:, None]
         prefix /= np.linalg.norm(prefix, axis=1, keepdims=True)
         scores[name] = recall.prefix_agreement(corpus.vectors, corpus.scales, prefix)
@@ -103,9 +112,7 @@ def test_the_self_check_tells_a_matryoshka_like_corpus_from_an_isotropic_one() -
 
 
 def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
-    monkeypatch.setattr(recall, "PREFIX_DIMS", 32)
-    monkeypatch.setattr(recall, "PREFIX_POOL", 100)
+    small_prefix(monkeypatch, dims=32, pool=100)
     rng = np.random.default_rng(4)
     # Matryoshka-like vectors (as Gemini's are): most of the signal sits in the first dimensions
     decay = np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
@@ -126,14 +133,10 @@ def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch:
 def test_the_prefix_shortlist_is_at_least_the_pool_whatever_the_caller_asks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(recall, "PREFIX_MIN_ROWS", 100)
-    monkeypatch.setattr(recall, "PREFIX_DIMS", 32)
-    monkeypatch.setattr(recall, "PREFIX_POOL", 300)
+    small_prefix(monkeypatch, dims=32, pool=300)
     rng = np.random.default_rng(6)
     m = matryoshka_like(rng, 2000)
-    corpus = recall.with_prefix(
-        recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
-    )
+    corpus = recall.with_prefix(corpus_of(m))
     q = unit(rng, 1)[0]
     full = (corpus.vectors.astype(np.float32) @ q) * corpus.scales  # the exact int8 score of every row
 
