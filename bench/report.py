@@ -81,11 +81,11 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
             pp = r["parse_pages"]
             rows.append(
                 _check(
-                    f"botocore parse of Query pages {n}",
+                    f"parsing the Query pages {n} (service's parser)",
                     f"{pp['median_ms']} ms ({pp['pages']} pages of {pp['items_per_page']})",
                     "info",
                     None,
-                    "",
+                    f"botocore's parser {pp.get('botocore_parser_ms')} ms",
                     f"json.loads + b64decode of the same pages: {pp.get('json_loads_b64_ms')} ms",
                 )
             )
