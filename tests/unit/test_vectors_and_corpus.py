@@ -189,3 +189,42 @@ def test_the_cache_serves_a_corpus_only_for_its_version() -> None:
     assert cache.get("bob", None, "v1") is None
     cache.put("bob", recall.build_corpus([raw_item(i, None) for i in range(8)], "v1", None))
     assert cache.get("alice", None, "v1") is None  # evicted: over the row budget
+
+
+def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synapse import ranking
+
+    texts = ["likes black coffee", "ชอบกาแฟดำ", "runs on weekends", "learning Rust", "dog named Kai"]
+    before = recall.build_corpus([raw_item(i, None, content=t) for i, t in enumerate(texts)], "v1", None)
+    calls: list[str] = []
+    real = ranking.tokenize
+    monkeypatch.setattr(ranking, "tokenize", lambda text: calls.append(text) or real(text))
+    after_items = [raw_item(i, None, content=t) for i, t in enumerate(texts)]
+    after_items[1]["content"] = {"S": "ชอบชาเขียว"}  # content rewritten
+    after_items[2]["tags"] = {"L": [{"S": "sport"}]}  # tags changed
+    after_items[3]["key"] = {"S": "language_learning"}  # key changed
+    del after_items[4]  # deleted
+    after_items.append(raw_item(9, None, content="moved to Chiang Mai"))  # new
+    after = recall.build_corpus(after_items, "v2", None, previous=before)
+    assert len(calls) == 4  # the unchanged memory (id0) is not tokenized again
+    assert after.tokens[0] is before.tokens[0]
+    fresh = recall.build_corpus(after_items, "v2", None)
+    assert after.tokens == fresh.tokens
+    query = real("ชาเขียว Chiang Mai sport language")
+    assert np.array_equal(after.bm25.scores(query), fresh.bm25.scores(query))
+
+
+def test_a_stale_cached_corpus_lends_its_tokens_to_the_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    recall.CACHE.clear()
+    old = recall.build_corpus([raw_item(i, None) for i in range(3)], "v1", None)
+    recall.CACHE.put("alice", old)
+    monkeypatch.setattr(store, "get_version", lambda user_id: "v2")
+    monkeypatch.setattr(store, "nugget_items", lambda user_id: [raw_item(i, None) for i in range(4)])
+    monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
+    try:
+        corpus = recall.load_corpus("alice", None)
+        assert corpus.version == "v2" and len(corpus) == 4
+        assert corpus.tokens[0] is old.tokens[0]
+        assert recall.CACHE.stale("bob", None) is None  # never another user's
+    finally:
+        recall.CACHE.clear()

@@ -93,8 +93,14 @@ def _plain(attr: dict[str, Any] | None, default: Any = None) -> Any:
     return value if kind != "L" else [v.get("S", "") for v in value]
 
 
-def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str | None) -> Corpus:
-    """Raw DynamoDB items (as boto3 returns them) → a Corpus, without a model object per memory."""
+def build_corpus(
+    items: Iterable[dict[str, Any]], version: str, model_key: str | None, previous: Corpus | None = None
+) -> Corpus:
+    """Raw DynamoDB items (as boto3 returns them) → a Corpus, without a model object per memory.
+
+    `previous`, the user's corpus before the latest writes, lends the tokens of every memory whose
+    searchable text (content, key, tags) is unchanged: after one write, one memory is tokenized
+    instead of all of them (tokenizing was half of a rebuild)."""
     from synapse.ranking import BM25, tokenize
 
     ids, cats, keys, contents, tags, created = [], [], [], [], [], []
@@ -113,7 +119,15 @@ def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str |
         exp = _plain(item.get("expires_at"))
         expires.append(parse_iso(exp).timestamp() if exp else _FAR_FUTURE)
     vec_rows, vectors, scales = vector_index(items, model_key)
-    tokens = [tokenize(search_text(c, k, t)) for c, k, t in zip(contents, keys, tags, strict=True)]
+    # id → (content, key, tags, tokens) of the corpus before the latest writes
+    known = {row[0]: row[1:] for row in _texts(previous)} if previous is not None else {}
+    tokens = []
+    for mem_id, content, key, tag_list in zip(ids, contents, keys, tags, strict=True):
+        seen = known.get(mem_id)
+        if seen is not None and seen[:3] == (content, key, tag_list):
+            tokens.append(seen[3])
+        else:
+            tokens.append(tokenize(search_text(content, key, tag_list)))
     return Corpus(
         version=version,
         model_key=model_key,
@@ -134,6 +148,11 @@ def build_corpus(items: Iterable[dict[str, Any]], version: str, model_key: str |
         scales=scales,
         prefix=None,
     )
+
+
+def _texts(corpus: Corpus) -> Iterable[tuple[str, str, str, list[str], list[str]]]:
+    """(id, content, key, tags, tokens) of every memory of a corpus."""
+    return zip(corpus.ids, corpus.contents, corpus.keys, corpus.tags, corpus.tokens, strict=True)
 
 
 def with_prefix(corpus: Corpus) -> Corpus:
@@ -244,6 +263,11 @@ class _CorpusCache:
             self._data.move_to_end((user_id, model_key))
             return corpus
 
+    def stale(self, user_id: str, model_key: str | None) -> Corpus | None:
+        """The user's cached corpus whatever its version (to lend a rebuild what did not change)."""
+        with self._lock:
+            return self._data.get((user_id, model_key))
+
     def put(self, user_id: str, corpus: Corpus) -> None:
         with self._lock:
             self._data[(user_id, corpus.model_key)] = corpus
@@ -267,7 +291,8 @@ def load_corpus(user_id: str, model_key: str | None) -> Corpus:
     corpus = CACHE.get(user_id, model_key, version)
     if corpus is not None:
         return with_prefix(corpus)
-    corpus = build_corpus(store.nugget_items(user_id), version, model_key)
+    previous = CACHE.stale(user_id, model_key)
+    corpus = build_corpus(store.nugget_items(user_id), version, model_key, previous)
     CACHE.put(user_id, corpus)
     return corpus
 
