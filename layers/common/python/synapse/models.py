@@ -1,6 +1,8 @@
-"""Typed models: the memory object, its enums, and request/response bodies."""
+"""Typed models: the memory object, its enums, and request/response bodies.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: pydantic would compile and eval every field's string
+annotation when each class is created, about a fifth of this module's import time (a cold-start cost).
+"""
 
 import re
 from datetime import UTC, datetime
