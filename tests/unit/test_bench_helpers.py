@@ -119,3 +119,30 @@ def test_report_table_renders(failed: bool) -> None:
     }
     assert "ingest" in table(report)
     assert markdown(report).startswith("| figure")
+
+
+def test_import_rows_judge_the_bare_figure_and_show_the_runtime_one() -> None:
+    fn = {
+        "import_ms": 320.0,
+        "import_ms_after_runtime": 280.0,
+        "google_genai_imported": False,
+        "calls_a_model": False,
+        "heaviest_ms": {"botocore": 90.0},
+        "pass": False,
+    }
+    results = {
+        "coldstart": {
+            "imports": {
+                "stack_floor_ms": 270.0,
+                "stack_floor_ms_after_runtime": 240.0,
+                "functions": {"health": fn},
+            },
+            "layer": {"unzipped_mb": 150.0, "largest_mb": {"numpy": 40.0}},
+        }
+    }
+    rows = {r["figure"]: r for r in checks(results)}
+    row = rows["import health"]
+    assert row["pass"] is False  # 280 ms after the runtime's imports does not make it pass
+    assert row["value"] == "320.0 ms"
+    assert "after the runtime's imports 280.0 ms" in row["note"]
+    assert "after the runtime's imports 240.0 ms" in rows["import floor of the stack"]["baseline"]
