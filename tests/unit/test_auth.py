@@ -109,6 +109,15 @@ def test_rs256_and_es256_through_jwks(jwks: str) -> None:
         auth.verify_jwt(jwt.encode(claims(), RSA_KEY, algorithm="RS256", headers={"kid": "unknown"}))
 
 
+@pytest.mark.parametrize(("alg", "key", "kid"), [("ES256", EC_KEY, "rsa1"), ("RS256", RSA_KEY, "ec1")])
+def test_a_header_algorithm_that_is_not_its_keys_is_refused(jwks: str, alg: str, key: Any, kid: str) -> None:
+    # a forged header pairing ES256 with the RSA key (or RS256 with the EC key): pyjwt would raise
+    # a TypeError from the crypto layer, which must be a 401, never a 500
+    token = jwt.encode(claims(), key, algorithm=alg, headers={"kid": kid})
+    with pytest.raises(Unauthorized, match="algorithm"):
+        auth.verify_jwt(token)
+
+
 def test_hs256_signed_with_the_jwks_public_key_is_refused(jwks: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # the classic algorithm-confusion attack: HMAC keyed with the public key
     monkeypatch.delenv("JWT_SECRET")

@@ -102,9 +102,14 @@ def verify_jwt(token: str) -> Principal:
         key, algorithms = cfg.jwt_secret, ["HS256"]
     elif alg in _ASYMMETRIC and cfg.jwt_jwks_url:
         try:
-            key, algorithms = _jwks_client(cfg.jwt_jwks_url).get_signing_key_from_jwt(token).key, _ASYMMETRIC
-        except jwt.PyJWKClientError as exc:
+            signing = _jwks_client(cfg.jwt_jwks_url).get_signing_key_from_jwt(token)
+        except (jwt.PyJWKClientError, jwt.PyJWKError) as exc:
             raise Unauthorized("The token's signing key is unknown.") from exc
+        # only the algorithm of the key the kid names: a forged header pairing ES256 with an RSA key
+        # would otherwise reach the crypto layer and fail there with a TypeError (a 500)
+        if signing.algorithm_name != alg:
+            raise Unauthorized("The token's algorithm is not the one of its signing key.")
+        key, algorithms = signing.key, [alg]
     else:
         raise Unauthorized("The token's algorithm is not accepted.")
     try:
