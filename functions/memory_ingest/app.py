@@ -4,7 +4,6 @@ A retry of the same request (same user, session and messages) within an hour ret
 answer and creates nothing new (Powertools idempotency on IdempotencyTable).
 """
 
-from functools import cache
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
@@ -20,7 +19,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import api, ingest
+from synapse import api, ingest, store
 from synapse.auth import Principal
 from synapse.config import settings
 from synapse.errors import Conflict, UpstreamUnavailable
@@ -35,13 +34,20 @@ def _run(request: dict[str, Any], who: Principal) -> IngestOut:
     return ingest.ingest(who, IngestIn.model_validate(request))
 
 
-@cache
-def _ingest_once() -> Any:
-    # built on first use: the table name comes from settings, never read at import time
+def _ingest_once(user_id: str) -> Any:
+    # Records live in the user's own partition of the idempotency table (`static_pk_value`), so
+    # DELETE /me can delete the cached answers, which hold memory texts. Built per request (cheap: the
+    # container's one DynamoDB client is reused); the table name is never read at import time.
+    persistence = DynamoDBPersistenceLayer(
+        table_name=settings().idempotency_table,
+        static_pk_value=store.idempotency_pk(user_id),
+        sort_key_attr="sk",
+        boto3_client=store.client(),
+    )
     return idempotent_function(
         _run,
         data_keyword_argument="request",
-        persistence_store=DynamoDBPersistenceLayer(table_name=settings().idempotency_table),
+        persistence_store=persistence,
         config=_config,
         output_serializer=PydanticSerializer,
     )
@@ -52,7 +58,7 @@ def ingest_route(body: IngestIn, who: Annotated[Principal, Depends(api.caller)])
     # the idempotency key covers the user: two users' identical requests are different requests
     request = {**body.model_dump(mode="json"), "userId": who.check_user_id(body.userId)}
     try:
-        result: IngestOut = _ingest_once()(request=request, who=who)
+        result: IngestOut = _ingest_once(request["userId"])(request=request, who=who)
     except IdempotencyAlreadyInProgressError as exc:
         raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
     except IdempotencyPersistenceLayerError as exc:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from synapse import providers, secrets, store
-from tests.conftest import TABLE, Call
+from tests.conftest import IDEMPOTENCY, TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user
 
@@ -178,3 +178,33 @@ def test_delete_me_removes_everything_of_the_user_and_nothing_else(call: Call, a
         == bob_items
     )
     assert json.loads(json.dumps(call("me_export", "GET", "/me/export", who=ALICE)["json"]))["memories"] == []
+
+
+def test_delete_me_also_deletes_the_cached_ingest_answers(call: Call, aws: Any) -> None:
+    # Given alice and bob have each ingested (the idempotency table caches the answers, texts included)
+    ingest = {
+        "sessionId": "s1",
+        "messages": [{"role": "user", "content": "ผมชื่อสมชาย อยู่เชียงใหม่ and I play the guitar"}],
+    }
+    first = call("memory_ingest", "POST", "/memory/ingest", body=ingest, who=ALICE)
+    assert first["statusCode"] == 200 and first["json"]["nuggets_created"] >= 1
+    call("memory_ingest", "POST", "/memory/ingest", body=ingest, who=user("bob"))
+
+    def cached(user_id: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = aws.scan(TableName=IDEMPOTENCY)["Items"]
+        return [i for i in items if i["id"]["S"] == f"mem:{user_id}"]
+
+    assert len(cached("alice")) == 1 and len(cached("bob")) == 1
+    assert "เชียงใหม่" in json.dumps(json.loads(cached("alice")[0]["data"]["S"]), ensure_ascii=False)
+
+    # When alice deletes everything
+    answer = call("me_delete", "DELETE", "/me", who=ALICE)
+
+    # Then her cached answers are gone (and counted), bob's are kept
+    assert answer["statusCode"] == 200
+    assert cached("alice") == [] and len(cached("bob")) == 1
+    # And the same ingest again is a new request: it stores the memories again
+    again = call("memory_ingest", "POST", "/memory/ingest", body=ingest, who=ALICE)
+    assert again["statusCode"] == 200 and again["json"]["nuggets_created"] == first["json"]["nuggets_created"]
+    listed = call("memory_list", "GET", "/memory", who=ALICE)["json"]["memories"]
+    assert len(listed) == first["json"]["nuggets_created"]

@@ -213,7 +213,7 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
 
     assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
     assert having("KMSEncryptPolicy") == {"providers_put"}
-    # And only ingest publishes events, and only ingest keeps idempotency records
+    # And only ingest publishes events; ingest keeps idempotency records, DELETE /me deletes them
     assert having("EventBridgePutEventsPolicy") == {"memory_ingest"}
     idempotent = {
         d
@@ -222,7 +222,7 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
         if isinstance(policy, dict)
         and any(v == {"TableName": {"Ref": "IdempotencyTable"}} for v in policy.values())
     }
-    assert idempotent == {"memory_ingest"}
+    assert idempotent == {"memory_ingest", "me_delete"}
 
 
 def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(template: dict[str, Any]) -> None:
@@ -243,11 +243,15 @@ def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(temp
     assert table.get("DeletionPolicy") == "Retain"
 
 
-def test_idempotency_table_has_the_powertools_layout(template: dict[str, Any]) -> None:
+def test_idempotency_table_has_the_powertools_composite_layout(template: dict[str, Any]) -> None:
     # Given the idempotency table
     props = template["Resources"]["IdempotencyTable"]["Properties"]
-    # Then it has Powertools' default key and TTL attribute
-    assert [(k["AttributeName"], k["KeyType"]) for k in props["KeySchema"]] == [("id", "HASH")]
+    # Then it has Powertools' composite key (a partition per user, the request hash as sort key: DELETE
+    # /me can find a user's records) and its TTL attribute
+    assert [(k["AttributeName"], k["KeyType"]) for k in props["KeySchema"]] == [
+        ("id", "HASH"),
+        ("sk", "RANGE"),
+    ]
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
 
 

@@ -61,6 +61,12 @@ def user_pk(user_id: str) -> str:
     return f"mem:{user_id}"
 
 
+def idempotency_pk(user_id: str) -> str:
+    """The user's partition in the idempotency table (Powertools' `static_pk_value`; its sort key is
+    the request's hash): DELETE /me finds the user's cached ingest answers there."""
+    return user_pk(user_id)
+
+
 def nugget_sk(mem_id: str) -> str:
     return f"nug:{mem_id}"
 
@@ -982,17 +988,18 @@ def batch_put(items: Sequence[dict[str, Any]]) -> int:
     return _batch_write([{"PutRequest": {"Item": item}} for item in items])
 
 
-def _batch_write(requests: Sequence[dict[str, Any]]) -> int:
+def _batch_write(requests: Sequence[dict[str, Any]], table: str | None = None) -> int:
     """BatchWriteItem 25 requests at a time, re-sending what DynamoDB leaves unprocessed."""
+    table = table or _table()
     made = 0
     for start in range(0, len(requests), 25):
         pending: list[Any] = list(requests[start : start + 25])
         attempt = 0
         while pending:
             with _translate():
-                answer = client().batch_write_item(RequestItems={_table(): pending})
+                answer = client().batch_write_item(RequestItems={table: pending})
             made += 1
-            pending = answer.get("UnprocessedItems", {}).get(_table(), [])
+            pending = answer.get("UnprocessedItems", {}).get(table, [])
             if pending:
                 if attempt >= 8:
                     raise UpstreamUnavailable("The database is busy; try again shortly.", retry_after=2)
@@ -1084,7 +1091,22 @@ def user_items(user_id: str) -> Iterator[dict[str, Any]]:
 
 def delete_user(user_id: str) -> int:
     """Everything of a user: one query over the partition, batched deletes, and the API key lookups
-    (which live outside the partition, under the key's hash). Returns the number of items deleted."""
+    (which live outside the partition, under the key's hash); first the user's cached ingest answers
+    (they hold memory texts). Returns the number of items deleted."""
+    table = settings().idempotency_table
+    cached = [
+        {"id": item["id"], "sk": item["sk"]}
+        for item in _items(
+            {
+                "TableName": table,
+                "KeyConditionExpression": "#id = :pk",
+                "ExpressionAttributeNames": {"#id": "id", "#sk": "sk"},
+                "ExpressionAttributeValues": {":pk": _s(idempotency_pk(user_id))},
+                "ProjectionExpression": "#id, #sk",
+            }
+        )
+    ]
+    _batch_write([{"DeleteRequest": {"Key": k}} for k in cached], table)
     keys: list[dict[str, Any]] = []
     for item in _query_prefix(user_id, ""):
         keys.append({"pk": item["pk"], "sk": item["sk"]})
@@ -1093,4 +1115,4 @@ def delete_user(user_id: str) -> int:
     # the lookups go first: a half-finished deletion must never leave a working key behind
     keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
     _batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
-    return len(keys)
+    return len(cached) + len(keys)
