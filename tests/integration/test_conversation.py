@@ -239,7 +239,7 @@ def test_the_summarizer_writes_one_chunk_per_boundary_however_often_delivered(ca
     )
     summarizer = load_function("summarize_session")
     results = [summarizer.handler(summarizer_event(15), LambdaContext()) for _ in range(3)]
-    assert [r["chunk_id"] for r in results] == ["sum:s1:chunk_0001", None, None]
+    assert [r["chunk_id"] for r in results] == ["sum:s1:chunk_1", None, None]
     listed = call(
         "memory_summaries",
         "GET",
@@ -249,7 +249,7 @@ def test_the_summarizer_writes_one_chunk_per_boundary_however_often_delivered(ca
         who=ALICE,
     )["json"]["summaries"]
     assert len(listed) == 1
-    assert listed[0]["chunk_id"] == "sum:s1:chunk_0001" and listed[0]["msg_count"] == 15
+    assert listed[0]["chunk_id"] == "sum:s1:chunk_1" and listed[0]["msg_count"] == 15
     assert "Kubernetes" in listed[0]["summary"]
 
 
@@ -259,7 +259,7 @@ def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
         [{"role": "user", "content": f"We discussed release plan number {i} in detail"} for i in range(4)],
     )
     stored = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
-    assert stored["statusCode"] == 200 and stored["json"]["chunk_id"] == "sum:s1:chunk_0001"
+    assert stored["statusCode"] == 200 and stored["json"]["chunk_id"] == "sum:s1:chunk_1"
     assert "release plan" in stored["json"]["summary"]
     given = call(
         "memory_summarize",
@@ -268,7 +268,7 @@ def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
         body={"sessionId": "s1", "messages": [{"role": "user", "content": "ตกลงว่าจะเปิดตัววันจันทร์หน้า"}]},
         who=ALICE,
     )
-    assert given["json"]["chunk_id"] == "sum:s1:chunk_0002" and "จันทร์" in given["json"]["summary"]
+    assert given["json"]["chunk_id"] == "sum:s1:chunk_2" and "จันทร์" in given["json"]["summary"]
     empty = call(
         "memory_summarize", "POST", "/memory/summarize", body={"sessionId": "nothing-here"}, who=ALICE
     )
@@ -281,7 +281,7 @@ def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
         path_params={"sessionId": "s1"},
         who=ALICE,
     )["json"]["summaries"]
-    assert [c["chunk_id"] for c in chunks] == ["sum:s1:chunk_0001", "sum:s1:chunk_0002"]
+    assert [c["chunk_id"] for c in chunks] == ["sum:s1:chunk_1", "sum:s1:chunk_2"]
     bad = call(
         "memory_summaries",
         "GET",

@@ -135,7 +135,7 @@ def test_export_holds_everything_but_vectors_and_secrets(call: Call) -> None:
     assert {"memories", "identity", "summaries", "sessions"} <= set(data)
     assert {m["key"] for m in data["memories"]} >= {"k", "user_name", "user_location"}
     assert "Ann" in data["identity"]
-    assert data["summaries"][0]["chunk_id"] == "sum:s1:chunk_0001"
+    assert data["summaries"][0]["chunk_id"] == "sum:s1:chunk_1"
     assert data["sessions"][0]["session_id"] == "s1" and data["sessions"][0]["messages"][0][
         "content"
     ].startswith("My name")

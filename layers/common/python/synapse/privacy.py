@@ -42,7 +42,7 @@ def export(user_id: str) -> ExportOut:
             out.summaries.append(
                 {
                     "session_id": sid,
-                    "chunk_id": sk,
+                    "chunk_id": store.chunk_id(sk),
                     "summary": item["summary"],
                     "msg_count": int(item["msg_count"]),
                     "created_at": item["created_at"],

@@ -673,6 +673,13 @@ def summary_sk(session_id: str, n: int) -> str:
     return f"sum:{session_id}:chunk_{n:04d}"
 
 
+def chunk_id(sk: str) -> str:
+    """A summary chunk's public id, `sum:<sessionId>:chunk_<N>` (API.md): the sort key pads N to four
+    digits only so that a session's chunks sort in write order."""
+    head, _, n = sk.rpartition("_")
+    return f"{head}_{int(n)}"
+
+
 def _marker_sk(session_id: str, request_hash: str) -> str:
     return f"ing:{session_id}:{request_hash}"
 
@@ -904,7 +911,7 @@ def add_summary(
                         },
                     ]
                 )
-            return Summary(chunk_id=sk, summary=summary, msg_count=msg_count, created_at=now)
+            return Summary(chunk_id=chunk_id(sk), summary=summary, msg_count=msg_count, created_at=now)
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code not in ("TransactionCanceledException", "TransactionConflictException"):
@@ -924,7 +931,7 @@ def list_summaries(user_id: str, session_id: str) -> list[Summary]:
         raw = plain_item(item)
         found.append(
             Summary(
-                chunk_id=raw["sk"],
+                chunk_id=chunk_id(raw["sk"]),
                 summary=raw["summary"],
                 msg_count=int(raw["msg_count"]),
                 created_at=parse_iso(raw["created_at"]),
