@@ -6,7 +6,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,13 @@ def dev_secret(data_dir: Path) -> str:
     value = "dev-" + secrets.token_urlsafe(32)
     write_private(path, value)
     return value
+
+
+def configured_claims(env: Mapping[str, str]) -> dict[str, str]:
+    """`iss` and `aud` as the server checks them (JWT_ISSUER / JWT_AUDIENCE), so the printed token is
+    accepted by the server that prints it."""
+    wanted = {"iss": env.get("JWT_ISSUER", "").strip(), "aud": env.get("JWT_AUDIENCE", "").strip()}
+    return {claim: value for claim, value in wanted.items() if value}
 
 
 def make_jwt(secret: str, sub: str = DEV_USER, days: int = 30, **claims: Any) -> str:

@@ -26,7 +26,7 @@ from local.aws import (
     start_moto,
     write_private,
 )
-from local.credentials import DEV_USER, dev_secret, ensure_api_key, make_jwt
+from local.credentials import DEV_USER, configured_claims, dev_secret, ensure_api_key, make_jwt
 from local.events import EventDispatcher
 from local.functions import Functions, add_to_path
 from local.journal import Journal, JournalHooks
@@ -156,7 +156,7 @@ class LocalRuntime:
         self.sweeper.start()
         self._start_http()
 
-        token = make_jwt(os.environ["JWT_SECRET"], DEV_USER, days=30)
+        token = make_jwt(os.environ["JWT_SECRET"], DEV_USER, days=30, **configured_claims(os.environ))
         api_key = ensure_api_key(self.data_dir, self.check_api_key)
         url = f"http://{self.host}:{self.port}"
         self.banner = Banner(
