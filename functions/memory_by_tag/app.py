@@ -1,4 +1,4 @@
-"""GET /memory/by-tag — memories with a tag (case-insensitive)."""
+"""GET /memory/by-tag — memories with a tag (case-insensitive), priority first."""
 
 from typing import Annotated
 
@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
 from synapse.auth import Principal
-from synapse.models import Memories, Scope
+from synapse.models import MemoryList, Scope
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
@@ -17,9 +17,12 @@ api.setup(app)
 def by_tag(
     who: Annotated[Principal, Depends(api.caller)],
     tag: Annotated[str, Query(min_length=1, max_length=50)],
-    limit: Annotated[int, Query(ge=1, le=100)] = 100,
-) -> Memories:
-    return Memories(memories=memories.by_priority(memories.live(who, tag=tag))[:limit])
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+) -> MemoryList:
+    # every memory with the tag unless the caller pages with `limit` (then `next_cursor` says more)
+    page, next_cursor = memories.by_tag_page(who, tag, limit=limit, cursor=cursor)
+    return MemoryList(memories=page, next_cursor=next_cursor)
 
 
 handler = api.entrypoint(app, scope=Scope.read)

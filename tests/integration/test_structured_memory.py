@@ -276,6 +276,79 @@ def test_by_tag_is_case_insensitive(call: Call) -> None:
     assert call("memory_by_tag", "GET", "/memory/by-tag", who=ALICE)["statusCode"] == 422
 
 
+def test_by_tag_returns_every_tagged_memory_or_pages_through_them(call: Call) -> None:
+    # Given 105 memories tagged "bulk" (more than one page of any list) and one that is not
+    for i in range(105):
+        priority = "critical" if i % 10 == 0 else "normal"
+        create(
+            call,
+            {
+                "category": "note",
+                "key": f"n{i:03d}",
+                "content": f"note {i}",
+                "tags": ["Bulk"],
+                "priority": priority,
+            },
+        )
+    create(call, {"category": "note", "key": "other", "content": "untagged"})
+
+    def get(**query: Any) -> dict[str, Any]:
+        answer = call("memory_by_tag", "GET", "/memory/by-tag", query={"tag": "bulk", **query}, who=ALICE)
+        assert answer["statusCode"] == 200, answer
+        return answer["json"]
+
+    # When asked without a limit: all 105, critical first, nothing more to fetch
+    everything = get()
+    keys = [m["key"] for m in everything["memories"]]
+    assert len(keys) == 105 and len(set(keys)) == 105 and everything["next_cursor"] is None
+    assert [m["priority"] for m in everything["memories"][:11]] == ["critical"] * 11
+    # When paged 40 at a time: the same memories in the same order
+    pages, cursor = [], None
+    while True:
+        page = get(limit="40", **({"cursor": cursor} if cursor else {}))
+        pages.append([m["key"] for m in page["memories"]])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert [len(p) for p in pages] == [40, 40, 25]
+    assert [k for p in pages for k in p] == keys
+
+
+def test_a_by_tag_cursor_is_a_place_not_an_offset(call: Call) -> None:
+    for i in range(4):
+        create(call, {"category": "note", "key": f"k{i}", "content": f"note {i}", "tags": ["t"]})
+    first = call("memory_by_tag", "GET", "/memory/by-tag", query={"tag": "t", "limit": "2"}, who=ALICE)[
+        "json"
+    ]
+    # a memory written between two pages sorts first (critical): the next page neither repeats one
+    # already seen nor skips one
+    create(
+        call, {"category": "note", "key": "urgent", "content": "now", "tags": ["t"], "priority": "critical"}
+    )
+    query = {"tag": "t", "limit": "2", "cursor": first["next_cursor"]}
+    second = call("memory_by_tag", "GET", "/memory/by-tag", query=query, who=ALICE)["json"]
+    seen = [m["key"] for m in first["memories"] + second["memories"]]
+    assert len(set(seen)) == 4 and "urgent" not in seen and second["next_cursor"] is None
+    # a cursor this API did not return is a 422 at the cursor
+    bad = call("memory_by_tag", "GET", "/memory/by-tag", query={"tag": "t", "cursor": "bm9wZQ"}, who=ALICE)
+    assert bad["statusCode"] == 422 and bad["json"]["error"]["details"][0]["loc"] == ["query", "cursor"]
+
+
+def test_by_tag_pages_keep_memories_that_share_a_key_across_categories(call: Call) -> None:
+    # the same key in two categories, written in the same second: a cursor must still tell them apart
+    for category in ("note", "fact", "skill"):
+        create(call, {"category": category, "key": "same", "content": category, "tags": ["t"]})
+    seen, cursor = [], None
+    while True:
+        query = {"tag": "t", "limit": "1", **({"cursor": cursor} if cursor else {})}
+        page = call("memory_by_tag", "GET", "/memory/by-tag", query=query, who=ALICE)["json"]
+        seen += [m["category"] for m in page["memories"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == ["fact", "note", "skill"]
+
+
 def test_search_ranks_english_and_thai(call: Call) -> None:
     create(
         call,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -158,9 +161,54 @@ def _tag(tag: str | None) -> str | None:
     return clean[0]
 
 
+Rank = tuple[int, int, str, str]
+
+
+def _rank(m: Memory) -> Rank:
+    # the id last: the same key can exist in two categories, and the order must be total for cursors
+    return (-PRIORITY_RANK[m.priority], -int(m.updated_at.timestamp()), m.key, m.id)
+
+
 def by_priority(memories: list[Memory]) -> list[Memory]:
     """Critical first, then most recently updated: the order an LLM context wants them in."""
-    return sorted(memories, key=lambda m: (-PRIORITY_RANK[m.priority], -m.updated_at.timestamp(), m.key))
+    return sorted(memories, key=_rank)
+
+
+def _encode_position(rank: Rank) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": list(rank)}).encode()).decode().rstrip("=")
+
+
+def _decode_position(cursor: str) -> Rank:
+    try:
+        after = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["after"]
+        priority, updated, key, mem_id = after
+        if (
+            isinstance(priority, int)
+            and isinstance(updated, int)
+            and isinstance(key, str)
+            and isinstance(mem_id, str)
+        ):
+            return (priority, updated, key, mem_id)
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        pass
+    raise ValidationFailed.at(["query", "cursor"], "The cursor is not one this API returned.")
+
+
+def by_tag_page(
+    who: Principal, tag: str, *, limit: int | None, cursor: str | None
+) -> tuple[list[Memory], str | None]:
+    """Live memories with a tag in recall order: all of them, or `limit` and a cursor to the rest.
+
+    The cursor is the last returned memory's place in that order (not an offset), so a memory written
+    between two pages does not shift the next page onto one already seen."""
+    ordered = by_priority(live(who, tag=tag))
+    if cursor:
+        after = _decode_position(cursor)
+        ordered = [m for m in ordered if _rank(m) > after]
+    if limit is None or len(ordered) <= limit:
+        return ordered, None
+    page = ordered[:limit]
+    return page, _encode_position(_rank(page[-1]))
 
 
 def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
