@@ -168,7 +168,9 @@ class HttpResponse:
 
 
 def error_response(status: int, code: str, message: str) -> HttpResponse:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = json.dumps(
+        {"error": {"code": code, "message": message}}, ensure_ascii=False, separators=(",", ":")
+    ).encode()
     return HttpResponse(status, [("content-type", "application/json; charset=utf-8")], body)
 
 

@@ -16,7 +16,7 @@ api.setup(app)
 @app.get("/memory/summaries/<sessionId>", summary="Session summaries", tags=["conversation"])
 def summaries(sessionId: str, who: Annotated[Principal, Depends(api.caller)]) -> SummaryList:
     if not SESSION_ID_RE.match(sessionId):
-        raise ValidationFailed.at(["path", "sessionId"], "sessionId must match ^[A-Za-z0-9._-]{1,128}$")
+        raise ValidationFailed.at(["path", "sessionId"], "must be 1-128 letters, digits, '.', '_' or '-'")
     chunks = store.list_summaries(who.user_id, sessionId)
     return SummaryList(
         summaries=[

@@ -341,6 +341,8 @@ def assert_refused(answer: dict[str, Any], status: int, label: str) -> None:
     error = body["error"]
     assert error["code"] == STATUS_CODES[status], (label, error)
     assert isinstance(error["message"], str) and error["message"].strip(), (label, error)
+    # "one human sentence": a capital first, a full stop (or a question mark) last
+    assert error["message"][0].isupper() and error["message"][-1] in ".?", (label, error)
     assert set(error) <= {"code", "message", "details"}, (label, error)
 
 

@@ -539,3 +539,60 @@ def test_a_throttled_database_is_503_with_retry_after(call: Call, monkeypatch: p
         answer["json"]["error"]["code"] == "upstream_unavailable"
         and int(answer["headers"]["retry-after"]) > 0
     )
+
+
+def test_every_validation_message_is_one_sentence_naming_the_field(call: Call) -> None:
+    mem_id = create(call, MEMORY)["json"]["id"]
+    put = {"route": "/memory/{id}", "path_params": {"id": mem_id}, "who": ALICE}
+    cases = [
+        (("memory_by_tag", "GET", "/memory/by-tag"), {"query": {"tag": "   "}}, ["query", "tag"]),
+        (
+            ("memory_by_tag", "GET", "/memory/by-tag"),
+            {"query": {"tag": "t", "cursor": "bm9wZQ"}},
+            ["query", "cursor"],
+        ),
+        (("memory_list", "GET", "/memory"), {"query": {"cursor": "bm9wZQ"}}, ["query", "cursor"]),
+        (("memory_expiring", "GET", "/memory/expiring"), {"query": {"within": "soon"}}, ["query", "within"]),
+        (("memory_expiring", "GET", "/memory/expiring"), {"query": {"within": "0m"}}, ["query", "within"]),
+        (
+            ("memory_update", "PUT", f"/memory/{mem_id}"),
+            {"body": {"category": "fact"}, **put},
+            ["body", "category"],
+        ),
+        (
+            ("memory_update", "PUT", f"/memory/{mem_id}"),
+            {"body": {"content": None}, **put},
+            ["body", "content"],
+        ),
+        (("memory_create", "POST", "/memory"), {"body": {**MEMORY, "tags": ["x"] * 21}}, ["body", "tags"]),
+        (
+            ("memory_create", "POST", "/memory"),
+            {"body": {**MEMORY, "limit": 1, "key": "Bad Key"}},
+            ["body", "key"],
+        ),
+        (
+            ("memory_summaries", "GET", "/memory/summaries/bad:sid"),
+            {"route": "/memory/summaries/{sessionId}", "path_params": {"sessionId": "bad:sid"}},
+            ["path", "sessionId"],
+        ),
+        (
+            ("providers_put", "PUT", "/providers/openai"),
+            {
+                "route": "/providers/{provider}",
+                "path_params": {"provider": "openai"},
+                "body": {"api_key": "x" * 20},
+            },
+            ["path", "provider"],
+        ),
+    ]
+    for (function, method, path), kwargs, loc in cases:
+        answer = call(function, method, path, **{"who": ALICE, **kwargs})
+        assert answer["statusCode"] == 422, (path, kwargs, answer)
+        error = answer["json"]["error"]
+        assert error["code"] == "validation_error"
+        assert error["details"][0]["loc"] == loc, (path, error)
+        field = ".".join(loc[1:])
+        # "Invalid tag: must not be blank." — the field once, no pydantic prefix, a full stop
+        assert error["message"].startswith(f"Invalid {field}: ") and error["message"].endswith("."), error
+        assert not error["message"].endswith(".."), error
+        assert "Value error" not in error["message"] and f"{field} {field}" not in error["message"], error

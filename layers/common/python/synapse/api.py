@@ -79,7 +79,9 @@ def _validation_details(errors: Any) -> list[dict[str, Any]]:
     details = []
     for e in errors:
         loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
-        details.append({"loc": loc, "msg": str(e.get("msg", "invalid value"))})
+        msg = str(e.get("msg", "invalid value"))
+        # pydantic prefixes the text of a ValueError raised by our validators with "Value error, "
+        details.append({"loc": loc, "msg": msg.removeprefix("Value error, ")})
     return details
 
 
@@ -108,9 +110,10 @@ def setup(app: APIGatewayHttpResolver) -> APIGatewayHttpResolver:
         if any(e.get("type") == "json_invalid" for e in errors):
             return error_response(InvalidJson("The body is not valid JSON."))
         details = _validation_details(errors)
-        first = details[0] if details else {"loc": [], "msg": "invalid request"}
-        where = ".".join(str(p) for p in first["loc"][1:]) or "request"
-        return error_response(ValidationFailed(f"Invalid {where}: {first['msg']}.", details))
+        first: dict[str, Any] = details[0] if details else {"loc": [], "msg": "invalid request"}
+        return error_response(
+            ValidationFailed(ValidationFailed.sentence(first["loc"], first["msg"]), details)
+        )
 
     @app.not_found
     def _no_route(_: Exception) -> Response[Any]:

@@ -46,7 +46,14 @@ class ValidationFailed(SynapseError):
 
     @classmethod
     def at(cls, loc: list[str | int], msg: str) -> ValidationFailed:
-        return cls(msg, details=[{"loc": loc, "msg": msg}])
+        """One problem at `loc` (e.g. ["query", "tag"]); `msg` is a clause ("must not be blank")."""
+        return cls(cls.sentence(loc, msg), details=[{"loc": loc, "msg": msg}])
+
+    @staticmethod
+    def sentence(loc: list[str | int], msg: str) -> str:
+        """The envelope's one human sentence: "Invalid tag: must not be blank." """
+        where = ".".join(str(p) for p in loc[1:]) or "request"
+        return f"Invalid {where}: {msg.rstrip('.')}."
 
 
 class RateLimited(SynapseError):

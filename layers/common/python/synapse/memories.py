@@ -106,7 +106,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
         for name in ("category", "key"):
             if name in sent and getattr(patch, name) != getattr(current, name):
                 raise ValidationFailed.at(
-                    ["body", name], f"{name} is part of the memory's identity and cannot change"
+                    ["body", name], "is part of the memory's identity and cannot change"
                 )
     fields: dict[str, Any] = {"source": who.source.value, "verified": who.is_user}
     fields["confidence"] = patch.confidence if patch.confidence is not None else default_confidence(who)
@@ -114,7 +114,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
         if name in sent:
             value = getattr(patch, name)
             if value is None and name != "expires_at":
-                raise ValidationFailed.at(["body", name], f"{name} cannot be null")
+                raise ValidationFailed.at(["body", name], "cannot be null")
             fields[name] = value
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
     memory = store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
@@ -157,7 +157,7 @@ def _tag(tag: str | None) -> str | None:
         return None
     clean = normalize_tags([tag])
     if not clean:
-        raise ValidationFailed.at(["query", "tag"], "tag must not be blank")
+        raise ValidationFailed.at(["query", "tag"], "must not be blank")
     return clean[0]
 
 
@@ -191,7 +191,7 @@ def _decode_position(cursor: str) -> Rank:
             return (priority, updated, key, mem_id)
     except (binascii.Error, ValueError, KeyError, TypeError):
         pass
-    raise ValidationFailed.at(["query", "cursor"], "The cursor is not one this API returned.")
+    raise ValidationFailed.at(["query", "cursor"], "not one this API returned")
 
 
 def by_tag_page(
@@ -234,11 +234,11 @@ def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[S
 def parse_window(within: str) -> timedelta:
     match = _WINDOW.match(within)
     if not match:
-        raise ValidationFailed.at(["query", "within"], "within must look like 30m, 24h or 7d")
+        raise ValidationFailed.at(["query", "within"], "must be a number and m, h or d, like 30m, 24h or 7d")
     amount, unit = int(match.group(1)), match.group(2)
     window = timedelta(**{_UNITS[unit]: amount})
     if window <= timedelta(0) or window > timedelta(days=3650):
-        raise ValidationFailed.at(["query", "within"], "within must be between 1m and 3650d")
+        raise ValidationFailed.at(["query", "within"], "must be between 1m and 3650d")
     return window
 
 

@@ -20,7 +20,7 @@ _lock = threading.Lock()
 
 def check_provider(provider: str) -> str:
     if provider not in PROVIDERS:
-        raise ValidationFailed.at(["path", "provider"], f"provider must be one of: {', '.join(PROVIDERS)}")
+        raise ValidationFailed.at(["path", "provider"], f"must be one of: {', '.join(PROVIDERS)}")
     return provider
 
 
@@ -31,9 +31,7 @@ def hint(api_key: str) -> str:
 def put(user_id: str, provider: str, api_key: str) -> ProviderInfo:
     check_provider(provider)
     if not _KEY.match(api_key):
-        raise ValidationFailed.at(
-            ["body", "api_key"], "api_key must be 10-512 printable characters, no spaces"
-        )
+        raise ValidationFailed.at(["body", "api_key"], "must be 10-512 printable characters, no spaces")
     record = store.ProviderRecord(
         provider=provider,
         ciphertext=secrets.encrypt(user_id, provider, api_key),

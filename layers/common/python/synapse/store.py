@@ -478,9 +478,9 @@ def decode_cursor(cursor: str) -> str:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         sk = json.loads(raw)["sk"]
     except (binascii.Error, ValueError, KeyError, TypeError) as exc:
-        raise ValidationFailed.at(["query", "cursor"], "cursor is not one this API returned") from exc
+        raise ValidationFailed.at(["query", "cursor"], "not one this API returned") from exc
     if not isinstance(sk, str) or not sk.startswith("nug:"):
-        raise ValidationFailed.at(["query", "cursor"], "cursor is not one this API returned")
+        raise ValidationFailed.at(["query", "cursor"], "not one this API returned")
     return sk
 
 
