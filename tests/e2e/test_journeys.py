@@ -351,6 +351,28 @@ def test_expired_memories_are_hidden_but_kept(new_user: Callable[..., tuple[str,
 # --- Conversational memory: ingest, identity, recall, summaries ----------------------------------
 
 
+def test_a_chat_front_end_tells_retries_from_repeated_turns_with_an_idempotency_key(
+    new_user: Callable[..., tuple[str, Api]],
+) -> None:
+    _, user = new_user("idem")
+    session = uid("s")
+    body = {"sessionId": session, "messages": [{"role": "user", "content": "ใช่ ผมย้ายไปภูเก็ตแล้วครับ"}]}
+
+    def send(key: str, payload: dict[str, Any] = body) -> requests.Response:
+        return user("POST", "/memory/ingest", json=payload, headers={"Idempotency-Key": key})
+
+    # the same turn said twice: two keys, two ingests; a retry of the first: its first answer
+    first, second, retry = send("t1"), send("t2"), send("t1")
+    assert first.status_code == second.status_code == retry.status_code == 200, (first.text, second.text)
+    assert retry.json() == first.json()
+    export = user("GET", "/me/export").json()
+    [stored] = [s for s in export["sessions"] if s["session_id"] == session]
+    assert stored["msg_count"] == 2, stored
+    # a key reused with another body is refused in the envelope
+    other = send("t1", {"sessionId": session, "messages": [{"role": "user", "content": "something else"}]})
+    assert error_of(other, 422, "validation_error")["details"][0]["loc"] == ["header", "Idempotency-Key"]
+
+
 def test_a_thai_and_english_conversation_is_remembered(
     local_server: LocalServer, new_user: Callable[..., tuple[str, Api]]
 ) -> None:

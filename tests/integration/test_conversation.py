@@ -171,6 +171,39 @@ def test_the_same_ingest_sent_again_creates_nothing_new(call: Call, aws: Any) ->
     assert int(session_item(aws)["msg_count"]["N"]) == len(THAI_AND_ENGLISH)
 
 
+def test_an_idempotency_key_tells_a_retry_from_the_same_turns_sent_again(call: Call, aws: Any) -> None:
+    turn = [{"role": "user", "content": "ย้ายไปอยู่ภูเก็ตแล้ว and I work remotely now"}]
+    body = {"sessionId": "s1", "messages": turn}
+
+    def send(key: str, payload: dict[str, Any] = body) -> dict[str, Any]:
+        return call(
+            "memory_ingest", "POST", "/memory/ingest", body=payload, headers={key[0]: key[1]}, who=ALICE
+        )
+
+    # Given the same turn sent twice under two keys (a user who really said it twice)
+    first = send(("idempotency-key", "turn-1"))
+    second = send(("Idempotency-Key", "turn-2"))
+    # Then both are ingests: the session counts two messages and stores both
+    assert first["statusCode"] == 200 and second["statusCode"] == 200
+    assert int(session_item(aws)["msg_count"]["N"]) == 2
+    # When the first is retried under its key (any header case)
+    items = aws.scan(TableName=TABLE)["Count"]
+    retry = send(("IDEMPOTENCY-KEY", "turn-1"))
+    # Then it is the first answer again, and nothing is written
+    assert retry["statusCode"] == 200 and retry["json"] == first["json"]
+    assert aws.scan(TableName=TABLE)["Count"] == items and int(session_item(aws)["msg_count"]["N"]) == 2
+    # And a key reused with another body is refused, changing nothing
+    other = send(
+        ("idempotency-key", "turn-1"), {"sessionId": "s1", "messages": [{"role": "user", "content": "x y z"}]}
+    )
+    assert other["statusCode"] == 422, other
+    assert other["json"]["error"]["details"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert aws.scan(TableName=TABLE)["Count"] == items
+    # And an empty or oversized key is a 422 too
+    for bad in ("", "k" * 256):
+        assert send(("idempotency-key", bad))["statusCode"] == 422
+
+
 def test_ingest_validates_its_body(call: Call, aws: Any) -> None:
     bad = [
         {"sessionId": "a:b", "messages": [{"role": "user", "content": "hi there"}]},
@@ -493,10 +526,10 @@ def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
     inner = ingest_module.ingest
     twin: dict[str, Any] = {}
 
-    def slow_first(who: Any, body: Any) -> Any:
+    def slow_first(who: Any, body: Any, **kwargs: Any) -> Any:
         if not twin:
             twin["answer"] = ingest(call, THAI_AND_ENGLISH)
-        return inner(who, body)
+        return inner(who, body, **kwargs)
 
     monkeypatch.setattr(ingest_module, "ingest", slow_first)
     first = ingest(call, THAI_AND_ENGLISH)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from synapse import events, llm, store
 from synapse.auth import Principal
@@ -29,16 +30,17 @@ PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, C
 PROMPT_MAX_KEYS = 200
 
 
-def request_hash(user_id: str, body: IngestIn) -> str:
-    """What makes two ingests "the same request": user, session and messages."""
-    payload = json.dumps(
-        [user_id, body.sessionId, [[m.role.value, m.content] for m in body.messages]],
-        ensure_ascii=False,
-    )
+def request_hash(user_id: str, body: IngestIn, client_key: str | None = None) -> str:
+    """What makes two ingests "the same request": user, session and messages, and the client's
+    Idempotency-Key when it sent one (the same turns under two keys are two ingests)."""
+    parts: list[Any] = [user_id, body.sessionId, [[m.role.value, m.content] for m in body.messages]]
+    if client_key:
+        parts.append(client_key)
+    payload = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def ingest(who: Principal, body: IngestIn) -> IngestOut:
+def ingest(who: Principal, body: IngestIn, client_key: str | None = None) -> IngestOut:
     user_id = who.check_user_id(body.userId)
     cfg = settings()
     now = utcnow()
@@ -47,7 +49,7 @@ def ingest(who: Principal, body: IngestIn) -> IngestOut:
         user_id,
         body.sessionId,
         [(m.role.value, m.content) for m in body.messages],
-        request_hash=request_hash(user_id, body),
+        request_hash=request_hash(user_id, body, client_key),
         now=now,
         ttl_days=cfg.raw_message_ttl_days,
     )
