@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TABLE, Call
-from tests.support import ALICE, agent, user
+from tests.support import ALICE, LambdaContext, agent, http_event, load_function, user
 
 MEMORY = {
     "category": "project",
@@ -445,6 +445,20 @@ def test_malformed_json_is_400_and_a_huge_body_413(call: Call, aws: Any) -> None
         "memory_create", "POST", "/memory", raw_body='{"content": "' + "x" * (256 * 1024) + '"}', who=ALICE
     )
     assert huge["statusCode"] == 413 and huge["json"]["error"]["code"] == "payload_too_large"
+    assert aws.scan(TableName=TABLE)["Count"] == 0
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "latin-1"])
+def test_a_body_that_is_not_utf8_is_invalid_json(aws: Any, encoding: str) -> None:
+    # json.loads(bytes) alone would accept UTF-16/32: the resolver could not read it (a 500)
+    import base64
+    import json
+
+    body = json.dumps({**MEMORY, "content": "café au lait"}, ensure_ascii=False).encode(encoding)
+    event = http_event("POST", "/memory", who=ALICE)
+    event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
+    answer = load_function("memory_create").handler(event, LambdaContext())
+    assert answer["statusCode"] == 400 and json.loads(answer["body"])["error"]["code"] == "invalid_json"
     assert aws.scan(TableName=TABLE)["Count"] == 0
 
 

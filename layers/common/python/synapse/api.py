@@ -168,7 +168,9 @@ def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, pu
             who.require(scope)
     if raw:
         try:
-            json.loads(raw)
+            # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
+            # resolver then cannot read; the contract's JSON is UTF-8
+            json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidJson("The body is not valid JSON.") from exc
         # JSON is read whatever the label (curl -d sends form-urlencoded)
