@@ -340,3 +340,30 @@ def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_w
     assert store.session_count("u-race", "s") == 5
     stored = [(m.seq, m.content) for m in store.read_messages("u-race", "s", 1, 10)]
     assert stored == [(1, "one"), (2, "two"), (3, "rival"), (4, "three"), (5, "four")]
+
+
+def test_a_marker_past_its_ttl_is_not_a_retry(aws: Any) -> None:
+    # Given an ingest an hour and more ago whose marker DynamoDB has not yet swept (TTL deletes late)
+    from datetime import timedelta
+
+    then = utcnow() - timedelta(hours=5)
+    first = store.append_messages(
+        "u-ttl", "s", [("user", "hello there")], request_hash="h", now=then, ttl_days=7
+    )
+    # When the same batch arrives within the hour: a retry; five hours later: a new ingest
+    retry = store.append_messages(
+        "u-ttl",
+        "s",
+        [("user", "hello there")],
+        request_hash="h",
+        now=then + timedelta(minutes=30),
+        ttl_days=7,
+    )
+    later = store.append_messages(
+        "u-ttl", "s", [("user", "hello there")], request_hash="h", now=utcnow(), ttl_days=7
+    )
+    # Then the retry found the first range, the later one was stored and counted
+    assert (first.first, first.replayed) == (1, False)
+    assert (retry.first, retry.replayed) == (1, True)
+    assert (later.first, later.last, later.replayed) == (2, 2, False)
+    assert store.session_count("u-ttl", "s") == 2

@@ -735,7 +735,8 @@ def append_messages(
     expires = int(now.timestamp()) + ttl_days * 86400
     for attempt in range(50):
         marker = _get(user_id, _marker_sk(session_id, request_hash))
-        if marker is not None:
+        # a marker past its ttl is no retry: DynamoDB deletes expired items late (hours, even days)
+        if marker is not None and int(marker.get("ttl", 0)) > now.timestamp():
             return MessageRange(first=int(marker["first"]), last=int(marker["last"]), replayed=True)
         session = _get(user_id, session_sk(session_id), "msg_count")
         count = int(session["msg_count"]) if session else 0
@@ -772,7 +773,9 @@ def append_messages(
                         "last": _n(last),
                         "ttl": _n(int(now.timestamp()) + marker_ttl_seconds),
                     },
-                    "ConditionExpression": "attribute_not_exists(sk)",
+                    "ConditionExpression": "attribute_not_exists(sk) OR #ttl <= :now_s",
+                    "ExpressionAttributeNames": {"#ttl": "ttl"},
+                    "ExpressionAttributeValues": {":now_s": _n(int(now.timestamp()))},
                 }
             },
         ]
