@@ -536,3 +536,25 @@ def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
     # Then the twin is told to retry (409 in the envelope) and the first completes
     assert twin["answer"]["statusCode"] == 409 and twin["answer"]["json"]["error"]["code"] == "conflict"
     assert first["statusCode"] == 200
+
+
+def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: Call, aws: Any) -> None:
+    # Given messages stored 8 days ago (TTL 7 days) that DynamoDB has not yet swept, and a fresh one
+    from datetime import timedelta
+
+    from synapse import store
+    from synapse.models import utcnow
+
+    old = utcnow() - timedelta(days=8)
+    store.append_messages("alice", "s1", [("user", "an old secret")], request_hash="old", now=old, ttl_days=7)
+    store.append_messages(
+        "alice", "s1", [("user", "a fresh fact")], request_hash="new", now=utcnow(), ttl_days=7
+    )
+    # When the session is summarized from its stored messages, and everything is exported
+    summary = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
+    export = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    # Then only the fresh message is read
+    assert summary["statusCode"] == 200, summary
+    assert "old secret" not in summary["json"]["summary"] and "fresh fact" in summary["json"]["summary"]
+    [session] = export["sessions"]
+    assert [m["content"] for m in session["messages"]] == ["a fresh fact"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from synapse import store
-from synapse.models import ApiKeyInfo, ExportOut, ProviderInfo, Scope
+from synapse.models import ApiKeyInfo, ExportOut, ProviderInfo, Scope, utcnow
 
 
 def export(user_id: str) -> ExportOut:
     """Every item of the user's partition, grouped; vectors and ciphertexts left out."""
     out = ExportOut(memories=[], identity=None, summaries=[], sessions=[])
+    now = int(utcnow().timestamp())
     sessions: dict[str, dict[str, Any]] = {}
 
     def session(sid: str) -> dict[str, Any]:
@@ -28,6 +29,8 @@ def export(user_id: str) -> ExportOut:
             entry["msg_count"] = int(item.get("msg_count", 0))
             entry["chunks"] = int(item.get("chunks", 0))
         elif kind == "msg":
+            if int(item.get("ttl", 0)) <= now:
+                continue  # expired: DynamoDB deletes it late
             sid, _, seq = rest.rpartition(":")
             session(sid)["messages"].append(
                 {

@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from synapse import aws
 from synapse.config import settings
 from synapse.errors import NotFound, UpstreamUnavailable, ValidationFailed
-from synapse.models import Category, Memory, Priority, Source, iso, parse_iso
+from synapse.models import Category, Memory, Priority, Source, iso, parse_iso, utcnow
 
 if TYPE_CHECKING:
     import numpy as np
@@ -815,14 +815,18 @@ def _backoff(attempt: int) -> None:
 
 
 def read_messages(user_id: str, session_id: str, first: int, last: int) -> list[StoredMessage]:
-    """Raw messages first..last of a session (those older than the TTL may be gone)."""
+    """Raw messages first..last of a session that are within their TTL (DynamoDB deletes expired
+    items late, so an expired message may still be in the table: it is not read)."""
     kwargs: dict[str, Any] = {
         "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND sk BETWEEN :a AND :b",
+        "FilterExpression": "#ttl > :now",
+        "ExpressionAttributeNames": {"#ttl": "ttl"},
         "ExpressionAttributeValues": {
             ":pk": _s(user_pk(user_id)),
             ":a": _s(message_sk(session_id, max(first, 0))),
             ":b": _s(message_sk(session_id, last)),
+            ":now": _n(int(utcnow().timestamp())),
         },
         "ConsistentRead": True,
     }
