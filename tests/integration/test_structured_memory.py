@@ -610,3 +610,25 @@ def test_every_validation_message_is_one_sentence_naming_the_field(call: Call) -
         assert error["message"].startswith(f"Invalid {field}: ") and error["message"].endswith("."), error
         assert not error["message"].endswith(".."), error
         assert "Value error" not in error["message"] and f"{field} {field}" not in error["message"], error
+
+
+def test_a_put_of_new_content_on_a_missing_memory_is_404_before_any_embedding(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synapse import memories
+
+    def no_embedding(*args: Any) -> None:
+        raise AssertionError("a model call for a memory that does not exist")
+
+    monkeypatch.setattr(memories, "embed_document", no_embedding)
+    missing = "6f1c0c2e-8f1e-5b7a-9c1d-0a7e4f2b9c11"
+    answer = call(
+        "memory_update",
+        "PUT",
+        f"/memory/{missing}",
+        route="/memory/{id}",
+        path_params={"id": missing},
+        body={"content": "new text"},
+        who=ALICE,
+    )
+    assert answer["statusCode"] == 404 and answer["json"]["error"]["code"] == "not_found"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from synapse import store
+from synapse.errors import NotFound
 
 
 @pytest.mark.parametrize(
@@ -21,3 +22,25 @@ def test_summary_keys_sort_in_write_order() -> None:
     keys = [store.summary_sk("s", n) for n in (1, 2, 9, 10, 11, 100)]
     assert sorted(keys) == keys
     assert [store.chunk_id(k) for k in keys] == [f"sum:s:chunk_{n}" for n in (1, 2, 9, 10, 11, 100)]
+
+
+def test_ids_of_a_shape_the_service_never_makes_are_not_found_without_asking_dynamodb(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # an oversized key would make DynamoDB answer a ValidationException (a 500): never sent
+    class NoClient:
+        def __call__(self) -> None:
+            raise AssertionError("DynamoDB was called")
+
+        def cache_clear(self) -> None:  # store.reset() clears the real one's cache
+            pass
+
+    monkeypatch.setattr(store, "client", NoClient())
+    for bad in ("x" * 2000, "../nug:other", "ABC DEF", ""):
+        assert store.get_memory("alice", bad) is None
+        with pytest.raises(NotFound):
+            store.delete_memory("alice", bad)
+        with pytest.raises(NotFound):
+            store.update_memory("alice", bad, fields={"verified": True}, now=store.utcnow())
+        with pytest.raises(NotFound):
+            store.delete_api_key("alice", bad)

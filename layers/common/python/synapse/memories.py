@@ -99,7 +99,9 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
     """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key."""
     who.check_user_id(patch.userId)
     sent = patch.model_fields_set
-    if "category" in sent or "key" in sent:
+    # read first when the answer could be a 404 after work: a changed identity, or new content
+    # (embedding it costs a model call, wasted on a memory that does not exist)
+    if sent & {"category", "key", "content"}:
         current = store.get_memory(who.user_id, mem_id)
         if current is None:
             raise NotFound("No memory with that id.")

@@ -10,6 +10,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -65,6 +66,17 @@ def idempotency_pk(user_id: str) -> str:
     """The user's partition in the idempotency table (Powertools' `static_pk_value`; its sort key is
     the request's hash): DELETE /me finds the user's cached ingest answers there."""
     return user_pk(user_id)
+
+
+_SERVICE_ID = re.compile(r"^[0-9a-f-]{1,64}$")
+
+
+def _known_shape(value: str, missing: str) -> str:
+    """An id from a request path: one of the shape this service makes (uuids, hex), else NotFound
+    before DynamoDB is asked (an oversized key would come back as a ValidationException, a 500)."""
+    if not _SERVICE_ID.match(value):
+        raise NotFound(missing)
+    return value
 
 
 def nugget_sk(mem_id: str) -> str:
@@ -379,6 +391,7 @@ def update_memory(
     vector: Vector | None = None,
 ) -> Memory:
     """Change an existing memory's fields (None removes the attribute). NotFound if it does not exist."""
+    _known_shape(mem_id, "No memory with that id.")
     names: dict[str, str] = {"#rev": "rev"}
     values: dict[str, Any] = {":now": _s(iso(now)), ":one": _n(1)}
     sets = ["updated_at = :now", "#rev = #rev + :one"]
@@ -403,6 +416,8 @@ def update_memory(
 
 
 def get_memory(user_id: str, mem_id: str) -> Memory | None:
+    if not _SERVICE_ID.match(mem_id):
+        return None
     with _translate():
         answer = client().get_item(
             TableName=_table(),
@@ -416,6 +431,7 @@ def get_memory(user_id: str, mem_id: str) -> Memory | None:
 
 def delete_memory(user_id: str, mem_id: str) -> Category:
     """Delete a memory; returns its category. NotFound if it does not exist."""
+    _known_shape(mem_id, "No memory with that id.")
     try:
         with _translate():
             answer = client().delete_item(
@@ -626,6 +642,7 @@ def list_api_keys(user_id: str) -> list[ApiKeyRecord]:
 
 
 def delete_api_key(user_id: str, key_id: str) -> None:
+    _known_shape(key_id, "No API key with that id.")
     sk = {"pk": _s(user_pk(user_id)), "sk": _s(f"apikey:{key_id}")}
     with _translate():
         listing = client().get_item(TableName=_table(), Key=sk, ConsistentRead=True).get("Item")
