@@ -2,15 +2,17 @@
 
 It always authorizes and puts either the principal or the reason in the context: API Gateway
 would otherwise answer a bare 403, and the contract wants 401 in its envelope. Every route's
-entrypoint refuses a context without a principal (synapse.api).
+entrypoint refuses a context without a principal (synapse.api), and answers 503 for a context that
+says the database could not be asked.
 """
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError
 
 from synapse import api, auth
-from synapse.errors import Unauthorized
+from synapse.errors import Unauthorized, UpstreamUnavailable
 
 
 @api.logger.inject_lambda_context(clear_state=True)
@@ -20,4 +22,18 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         who = auth.authenticate(headers.get("authorization"))
     except Unauthorized as err:
         return {"isAuthorized": True, "context": {"error": err.message}}
+    except UpstreamUnavailable as err:
+        # the API key lookup could not be made: the route answers 503 with Retry-After, not a bare 500
+        return _unavailable(err)
+    except ClientError as exc:
+        api.logger.error(
+            "API key lookup failed", extra={"error_code": exc.response.get("Error", {}).get("Code")}
+        )
+        return _unavailable(
+            UpstreamUnavailable("The database is unavailable; try again shortly.", retry_after=5)
+        )
     return {"isAuthorized": True, "context": who.context()}
+
+
+def _unavailable(err: UpstreamUnavailable) -> dict[str, Any]:
+    return {"isAuthorized": True, "context": {"unavailable": err.message, "retryAfter": err.retry_after}}

@@ -134,3 +134,19 @@ def test_the_authorizer_refuses_bad_tokens_with_a_reason(aws: Any) -> None:
         result = authorize(header)
         assert result["isAuthorized"] is True and "userId" not in result["context"], header
         assert result["context"]["error"], header
+
+
+def test_a_key_lookup_the_database_cannot_answer_is_a_503_in_the_envelope(call: Call, aws: Any) -> None:
+    key = call("keys_create", "POST", "/keys", body={"name": "bot", "scopes": ["memory:read"]}, who=ALICE)[
+        "json"
+    ]
+    # Given the table is gone (or access denied): botocore raises a ClientError on the lookup
+    aws.delete_table(TableName=TABLE)
+    # When the agent's request is authorized
+    result = authorize(f"Bearer {key['key']}")
+    # Then the authorizer does not fail (a bare 500 on AWS): it says why, and the route answers 503
+    assert result["isAuthorized"] is True and "userId" not in result["context"], result
+    assert result["context"]["unavailable"] and result["context"]["retryAfter"] == 5
+    answer = call("memory_list", "GET", "/memory", who=result["context"])
+    assert answer["statusCode"] == 503 and answer["json"]["error"]["code"] == "upstream_unavailable"
+    assert answer["headers"]["retry-after"] == "5"

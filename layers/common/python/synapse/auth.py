@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from synapse import store
 from synapse.config import settings
-from synapse.errors import Forbidden, Unauthorized
+from synapse.errors import Forbidden, Unauthorized, UpstreamUnavailable
 from synapse.models import USER_ID_RE, Scope, Source, utcnow
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ class Principal:
     @classmethod
     def from_context(cls, ctx: dict[str, Any] | None) -> Principal:
         ctx = ctx or {}
+        if ctx.get("unavailable"):  # the authorizer could not look the API key up
+            raise UpstreamUnavailable(str(ctx["unavailable"]), retry_after=int(ctx.get("retryAfter") or 5))
         user_id, kind = ctx.get("userId"), ctx.get("kind")
         if not isinstance(user_id, str) or not USER_ID_RE.match(user_id) or kind not in ("user", "agent"):
             raise Unauthorized(str(ctx.get("error") or "A valid bearer token is required."))
