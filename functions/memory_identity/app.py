@@ -4,8 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse import api, store
+from synapse import api
 from synapse.auth import Principal
+from synapse.identity import current as current_identity
 from synapse.models import IdentityOut, Scope
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
@@ -15,7 +16,7 @@ api.setup(app)
 @app.get("/memory/identity/<userId>", summary="The identity line", tags=["conversation"])
 def identity(userId: str, who: Annotated[Principal, Depends(api.caller)]) -> IdentityOut:
     user_id = who.check_user_id(userId)
-    return IdentityOut(userId=user_id, identity=store.get_identity(user_id))
+    return IdentityOut(userId=user_id, identity=current_identity(user_id))
 
 
 handler = api.entrypoint(app, scope=Scope.read)

@@ -558,3 +558,36 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
     assert "old secret" not in summary["json"]["summary"] and "fresh fact" in summary["json"]["summary"]
     [session] = export["sessions"]
     assert [m["content"] for m in session["messages"]] == ["a fresh fact"]
+
+
+def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import timedelta
+
+    from synapse import identity as identity_module
+    from synapse.models import iso, utcnow
+
+    def identity() -> Any:
+        return call(
+            "memory_identity",
+            "GET",
+            "/memory/identity/alice",
+            route="/memory/identity/{userId}",
+            path_params={"userId": "alice"},
+            who=ALICE,
+        )["json"]["identity"]
+
+    # Given a lasting identity memory and one that expires in an hour
+    now = utcnow()
+    for key, content, extra in [
+        ("user_name", "ชื่อ มานี", {}),
+        ("current_city", "Lives in Chiang Mai", {"expires_at": iso(now + timedelta(hours=1))}),
+    ]:
+        body = {"category": "identity", "key": key, "content": content, **extra}
+        assert call("memory_create", "POST", "/memory", body=body, who=ALICE)["statusCode"] == 201
+    assert "Chiang Mai" in identity() and "มานี" in identity()
+    # When two hours have passed (nothing was written since)
+    monkeypatch.setattr(identity_module, "utcnow", lambda: now + timedelta(hours=2))
+    # Then neither the identity route nor recall shows the expired memory through the line
+    assert identity() == "ชื่อ มานี"
+    answer = call("memory_recall", "POST", "/memory/recall", body={"query": "where does she live"}, who=ALICE)
+    assert answer["json"]["identity"] == "ชื่อ มานี"

@@ -1,17 +1,18 @@
-"""Ingest: transient filter → extract → embed → upsert → identity → session count → event."""
+"""Ingest: raw messages and session count → event → transient filter → extract → embed → upsert →
+identity (the order README "How it works" gives: the messages are kept even if Gemini is down)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from synapse import events, llm, store
 from synapse.auth import Principal
 from synapse.config import settings
+from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.models import (
-    PRIORITY_RANK,
     Category,
     IngestIn,
     IngestOut,
@@ -23,9 +24,6 @@ from synapse.models import (
 )
 from synapse.providers import gemini_key_for
 
-IDENTITY_CATEGORIES = (Category.identity, Category.preference)
-IDENTITY_MAX_ITEMS = 12
-IDENTITY_MAX_CHARS = 600
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200
 
@@ -140,40 +138,3 @@ def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]
     """One nugget per (category, key) in a batch: the last one said wins."""
     by_key = {(n.category, n.key): n for n in nuggets}
     return list(by_key.values())
-
-
-def identity_line(memories: Sequence[Memory]) -> str | None:
-    """ "ชื่อ X, ชอบ Dark theme, ใช้ MCP เป็นหลัก, พูดไทย": identity facts first, then preferences."""
-    ranked = sorted(
-        memories,
-        key=lambda m: (
-            m.category != Category.identity,
-            -PRIORITY_RANK[m.priority],
-            -m.updated_at.timestamp(),
-            m.key,
-        ),
-    )
-    parts: list[str] = []
-    for m in ranked[:IDENTITY_MAX_ITEMS]:
-        text = " ".join(m.content.split()).rstrip(".。")
-        if text and text not in parts:
-            parts.append(text)
-    line = ", ".join(parts)
-    if len(line) > IDENTITY_MAX_CHARS:
-        line = line[: IDENTITY_MAX_CHARS - 1].rsplit(", ", 1)[0] + "…"
-    return line or None
-
-
-def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> bool:
-    """Recompute the identity line from live identity and preference memories; True if it changed.
-
-    `memories` are all of the user's memories when the caller already has them (one read saved).
-    """
-    now = utcnow()
-    if memories is None:
-        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
-    line = identity_line([m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)])
-    if line == store.get_identity(user_id):
-        return False
-    store.put_identity(user_id, line, now)
-    return True

@@ -12,6 +12,7 @@ from typing import Any
 from synapse import store
 from synapse.auth import Principal
 from synapse.errors import NotFound, ValidationFailed
+from synapse.identity import rebuild_identity
 from synapse.models import (
     PRIORITY_RANK,
     Category,
@@ -79,8 +80,6 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
 def _identity_changed(user_id: str, category: Category) -> None:
     """The identity line follows the user's identity and preference memories, however written."""
     if category in (Category.identity, Category.preference):
-        from synapse.ingest import rebuild_identity
-
         rebuild_identity(user_id)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from synapse import store
 from synapse.auth import Principal
 from synapse.config import settings
+from synapse.identity import current as current_identity
 from synapse.models import (
     PRIORITY_RANK,
     Category,
@@ -309,7 +310,7 @@ def recall(who: Principal, body: RecallIn) -> RecallOut:
     if embedder is not None:
         query_vec = _pool().submit(embedder.embed_query, body.query)
         model_key = f"{embedder.model}/{embedder.dim}"
-    identity = _pool().submit(store.get_identity, user_id)
+    identity = _pool().submit(current_identity, user_id)
     corpus = load_corpus(user_id, model_key)
     now = utcnow()
     dense = None

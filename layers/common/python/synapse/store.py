@@ -964,26 +964,33 @@ def list_summaries(user_id: str, session_id: str) -> list[Summary]:
     return found
 
 
-def get_identity(user_id: str) -> str | None:
+def get_identity(user_id: str) -> tuple[str | None, int | None]:
+    """The stored identity line and when it goes stale (epoch seconds; None: never by itself)."""
     with _translate():
         item = (
             client()
             .get_item(
                 TableName=_table(),
                 Key={"pk": _s(user_pk(user_id)), "sk": _s("identity")},
-                ProjectionExpression="#t",
+                ProjectionExpression="#t, stale_at",
                 ExpressionAttributeNames={"#t": "text"},
             )
             .get("Item")
         )
-    return str(item["text"]["S"]) if item else None
+    if not item:
+        return None, None
+    stale_at = item.get("stale_at")
+    return str(item["text"]["S"]), int(stale_at["N"]) if stale_at else None
 
 
-def put_identity(user_id: str, text: str | None, now: datetime) -> None:
+def put_identity(user_id: str, text: str | None, now: datetime, *, stale_at: int | None = None) -> None:
     key = {"pk": _s(user_pk(user_id)), "sk": _s("identity")}
     with _translate():
         if text:
-            client().put_item(TableName=_table(), Item={**key, "text": _s(text), "updated_at": _s(iso(now))})
+            item = {**key, "text": _s(text), "updated_at": _s(iso(now))}
+            if stale_at is not None:
+                item["stale_at"] = _n(stale_at)
+            client().put_item(TableName=_table(), Item=item)
         else:
             client().delete_item(TableName=_table(), Key=key)
 

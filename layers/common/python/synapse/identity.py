@@ -1,0 +1,76 @@
+"""The identity line: "ชื่อ X, ชอบ Dark theme, ใช้ MCP เป็นหลัก, พูดไทย", built from the user's live
+identity and preference memories and stored, so that reading it is one GetItem.
+
+It is rebuilt whenever such a memory is written or deleted, and it records when it goes stale: the
+soonest `expires_at` among the memories it was built from. A read past that moment rebuilds it, so an
+expired memory never shows through the identity line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from synapse import store
+from synapse.models import PRIORITY_RANK, Category, Memory, utcnow
+
+IDENTITY_CATEGORIES = (Category.identity, Category.preference)
+IDENTITY_MAX_ITEMS = 12
+IDENTITY_MAX_CHARS = 600
+
+
+def identity_line(memories: Sequence[Memory]) -> str | None:
+    """Identity facts first, then preferences; by priority, then most recently updated."""
+    ranked = sorted(
+        memories,
+        key=lambda m: (
+            m.category != Category.identity,
+            -PRIORITY_RANK[m.priority],
+            -m.updated_at.timestamp(),
+            m.key,
+        ),
+    )
+    parts: list[str] = []
+    for m in ranked[:IDENTITY_MAX_ITEMS]:
+        text = " ".join(m.content.split()).rstrip(".。")
+        if text and text not in parts:
+            parts.append(text)
+    line = ", ".join(parts)
+    if len(line) > IDENTITY_MAX_CHARS:
+        line = line[: IDENTITY_MAX_CHARS - 1].rsplit(", ", 1)[0] + "…"
+    return line or None
+
+
+def _stale_at(memories: Sequence[Memory]) -> int | None:
+    # any of them expiring changes the line (one leaves it, or makes room for another)
+    ends = [int(m.expires_at.timestamp()) for m in memories if m.expires_at is not None]
+    return min(ends) if ends else None
+
+
+def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> bool:
+    """Recompute the identity line from live identity and preference memories; True if it changed.
+
+    `memories` are all of the user's memories when the caller already has them (one read saved).
+    """
+    return _rebuild(user_id, memories, utcnow())[1]
+
+
+def _rebuild(user_id: str, memories: Iterable[Memory] | None, now: datetime) -> tuple[str | None, bool]:
+    if memories is None:
+        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
+    live = [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]
+    line, stale_at = identity_line(live), _stale_at(live)
+    stored = store.get_identity(user_id)
+    if (line, stale_at) == stored:
+        return line, False
+    store.put_identity(user_id, line, now, stale_at=stale_at)
+    return line, line != stored[0]
+
+
+def current(user_id: str) -> str | None:
+    """The identity line as it is now: rebuilt first if a memory it was made from has expired."""
+    now = utcnow()
+    line, stale_at = store.get_identity(user_id)
+    if stale_at is not None and stale_at <= now.timestamp():
+        line, _ = _rebuild(user_id, None, now)
+    return line
