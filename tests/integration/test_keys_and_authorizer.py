@@ -86,6 +86,12 @@ def test_key_requests_are_validated(call: Call) -> None:
     ]:
         answer = call("keys_create", "POST", "/keys", body=body, who=ALICE)
         assert answer["statusCode"] == 422, body
+    # a scope named twice beside the other is both scopes, not a list too long
+    repeated = {"name": "x", "scopes": ["memory:read", "memory:read", "memory:write"]}
+    answer = call("keys_create", "POST", "/keys", body=repeated, who=ALICE)
+    assert answer["statusCode"] == 201 and answer["json"]["scopes"] == ["memory:read", "memory:write"], answer
+    too_many = {"name": "x", "scopes": ["memory:read"] * 11}
+    assert call("keys_create", "POST", "/keys", body=too_many, who=ALICE)["statusCode"] == 422
 
 
 def test_keys_of_one_user_cannot_be_revoked_by_another(call: Call) -> None:

@@ -213,7 +213,8 @@ class Scope(StrEnum):
 
 class KeyIn(Body):
     name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
-    scopes: list[Scope] = Field(min_length=1, max_length=2)
+    # a bound on the list as sent; repeats are merged below (two distinct scopes exist)
+    scopes: list[Scope] = Field(min_length=1, max_length=10)
 
     @field_validator("scopes")
     @classmethod
