@@ -8,9 +8,23 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
+    IdempotencyValidationError,
+)
+from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from synapse import events, llm, store
 from synapse.auth import Principal
 from synapse.config import settings
+from synapse.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.models import (
     Category,
@@ -138,3 +152,63 @@ def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]
     """One nugget per (category, key) in a batch: the last one said wins."""
     by_key = {(n.category, n.key): n for n in nuggets}
     return list(by_key.values())
+
+
+# --- retries: Powertools idempotency ------------------------------------------------------------
+# Without a client key the whole request is the key; with one, (user, key) is, and the body must match.
+_BY_BODY = IdempotencyConfig(expires_after_seconds=3600)
+_BY_CLIENT_KEY = IdempotencyConfig(
+    expires_after_seconds=3600,
+    event_key_jmespath="[userId, idempotencyKey]",
+    payload_validation_jmespath="body",
+)
+
+
+def register_lambda_context(context: LambdaContext) -> None:
+    """Powertools times out an in-progress record with the Lambda's remaining time."""
+    _BY_BODY.register_lambda_context(context)
+    _BY_CLIENT_KEY.register_lambda_context(context)
+
+
+def _run(request: dict[str, Any], who: Principal) -> IngestOut:
+    return ingest(who, IngestIn.model_validate(request["body"]), client_key=request["idempotencyKey"])
+
+
+def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> IngestOut:
+    """`ingest`, once per request: a retry within an hour gets the first answer.
+
+    Records live in the user's own partition of the idempotency table (`static_pk_value`), so
+    DELETE /me can delete the cached answers, which hold memory texts. The layer is built per request
+    (cheap: the container's one DynamoDB client is reused).
+    """
+    user_id = who.check_user_id(body.userId)
+    persistence = DynamoDBPersistenceLayer(
+        table_name=settings().idempotency_table,
+        static_pk_value=store.idempotency_pk(user_id),
+        sort_key_attr="sk",
+        boto3_client=store.client(),
+    )
+    once = idempotent_function(
+        _run,
+        data_keyword_argument="request",
+        persistence_store=persistence,
+        config=_BY_CLIENT_KEY if client_key else _BY_BODY,
+        output_serializer=PydanticSerializer(model=IngestOut),
+    )
+    # the key covers the user: two users' identical requests are different requests
+    request = {
+        "userId": user_id,
+        "idempotencyKey": client_key,
+        "body": {**body.model_dump(mode="json"), "userId": user_id},
+    }
+    try:
+        result: IngestOut = once(request=request, who=who)
+    except IdempotencyAlreadyInProgressError as exc:
+        raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
+    except IdempotencyValidationError as exc:
+        raise ValidationFailed.at(
+            ["header", "Idempotency-Key"], "was already used with a different body"
+        ) from exc
+    except IdempotencyPersistenceLayerError as exc:
+        raise UpstreamUnavailable("The database is unavailable; try again shortly.", retry_after=2) from exc
+    return result
