@@ -591,3 +591,28 @@ def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch:
     assert identity() == "ชื่อ มานี"
     answer = call("memory_recall", "POST", "/memory/recall", body={"query": "where does she live"}, who=ALICE)
     assert answer["json"]["identity"] == "ชื่อ มานี"
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        (["ok", "thanks!", "👍"], "Nothing to remember"),
+        (["ขอบคุณครับ", "555", "โอเค"], "ไม่มีเรื่องที่ต้องจำ"),
+    ],
+)
+def test_a_summary_of_only_transient_turns_says_so_instead_of_being_empty(
+    call: Call, messages: list[str], expected: str
+) -> None:
+    body = {"sessionId": "chit", "messages": [{"role": "user", "content": m} for m in messages]}
+    answer = call("memory_summarize", "POST", "/memory/summarize", body=body, who=ALICE)
+    assert answer["statusCode"] == 200, answer
+    assert answer["json"]["summary"].startswith(expected)
+    chunks = call(
+        "memory_summaries",
+        "GET",
+        "/memory/summaries/chit",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": "chit"},
+        who=ALICE,
+    )["json"]["summaries"]
+    assert [c["summary"] for c in chunks] == [answer["json"]["summary"]]

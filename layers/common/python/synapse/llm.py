@@ -99,7 +99,7 @@ _THAI = re.compile(r"[\u0e00-\u0e7f]")
 _IGNORABLE = {"\u200d", "\ufe0f", "\ufe0e", "\u200b", "ๆ", "\u20e3"}
 
 
-def _has_thai(text: str) -> bool:
+def has_thai(text: str) -> bool:
     return bool(_THAI.search(text))
 
 
@@ -773,8 +773,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 def _informativeness(sentence: str, role: Role) -> float:
     words = _WORD.findall(sentence)
-    latin = [w for w in words if not _has_thai(w)]
-    thai_chars = sum(len(w) for w in words if _has_thai(w))
+    latin = [w for w in words if not has_thai(w)]
+    thai_chars = sum(len(w) for w in words if has_thai(w))
     distinct = len({w.casefold() for w in latin}) + thai_chars / 4.0
     score = min(distinct, 25.0)
     if re.search(r"\d", sentence):

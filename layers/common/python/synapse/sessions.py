@@ -22,9 +22,20 @@ def _previous(user_id: str, session_id: str) -> str | None:
     return chunks[-1].summary if chunks else None
 
 
+NOTHING_TO_REMEMBER = {
+    "th": "ไม่มีเรื่องที่ต้องจำ มีแต่คำทักทายหรือคำตอบรับสั้น ๆ",
+    "en": "Nothing to remember: only greetings and short acknowledgements.",
+}
+
+
 def _summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage]) -> str:
     summarizer = llm.get_summarizer(gemini_key_for(user_id))
-    return summarizer.summarize(messages, _previous(user_id, session_id))
+    text = summarizer.summarize(messages, _previous(user_id, session_id)).strip()
+    if text:
+        return text
+    # only transient turns ("ok", "ขอบคุณ", "555"): a chunk still marks the span, and says so
+    thai = any(llm.has_thai(m.content) for m in messages)
+    return NOTHING_TO_REMEMBER["th" if thai else "en"]
 
 
 def summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage] | None) -> SummaryOut:
