@@ -184,6 +184,20 @@ def test_persistent_503_becomes_upstream_unavailable_with_retry_after(gemini_dou
     assert "test-fake-gemini-key" not in str(caught.value)
 
 
+@pytest.mark.parametrize("status", [400, 401, 403])
+def test_a_refused_key_or_request_says_so_and_is_not_retried(
+    gemini_double: GeminiDouble, status: int
+) -> None:
+    # Given Gemini refuses (a wrong stored key answers 400 "API key not valid", or 401/403)
+    gemini_double.fail_next(10, status)
+    # When documents are embedded
+    with pytest.raises(UpstreamUnavailable) as caught:
+        get_embedder().embed_documents(["a"])  # type: ignore[union-attr]
+    # Then one request was made, and the answer says what to do instead of "try again shortly"
+    assert len(gemini_double.requests) == 1
+    assert caught.value.retry_after == 60 and "PUT /providers/gemini" in caught.value.message
+
+
 def test_a_hanging_upstream_times_out_into_upstream_unavailable(
     gemini_double: GeminiDouble, monkeypatch: pytest.MonkeyPatch
 ) -> None:

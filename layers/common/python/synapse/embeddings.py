@@ -48,6 +48,12 @@ DOCUMENT_PREFIX = "title: none | text: "
 MAX_BATCH = 100  # requests per batchEmbedContents call (the API's limit)
 RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 EMBEDDING_UNAVAILABLE = "The embedding service is unavailable; try again shortly."
+# Gemini answered 400/401/403: retrying the same request will not help, the key or request must change
+GEMINI_REFUSED = (
+    "Gemini refused the request; if a Gemini key is stored with PUT /providers/gemini, check it "
+    "(retrying alone will not help)."
+)
+REFUSED_RETRY_AFTER = 60
 
 
 @runtime_checkable
@@ -183,6 +189,10 @@ def upstream_guard(message: str = EMBEDDING_UNAVAILABLE) -> Iterator[None]:
     transport = _transport_errors()
     try:
         yield
+    except errors.ClientError as exc:
+        if exc.code in (400, 401, 403):
+            raise UpstreamUnavailable(GEMINI_REFUSED, retry_after=REFUSED_RETRY_AFTER) from exc
+        raise UpstreamUnavailable(message, retry_after=_retry_after(exc)) from exc  # 429 and the like
     except errors.APIError as exc:
         raise UpstreamUnavailable(message, retry_after=_retry_after(exc)) from exc
     except errors.UnknownApiResponseError as exc:
