@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections import OrderedDict
 
 from synapse import secrets, store
 from synapse.api import logger
@@ -13,8 +14,10 @@ from synapse.models import ProviderInfo, utcnow
 
 PROVIDERS = ("gemini",)
 _KEY = re.compile(r"^[\x21-\x7e]{10,512}$")  # printable ASCII, no spaces
-# plaintexts cached per container by (user, ciphertext digest): a changed or deleted key misses
-_cache: dict[tuple[str, str], str] = {}
+# plaintexts cached per container by (user, ciphertext digest): a changed or deleted key misses.
+# Bounded (least recently used out): a warm container serving many users keeps few plaintexts.
+_CACHE_SIZE = 256
+_cache: OrderedDict[tuple[str, str], str] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -63,6 +66,8 @@ def gemini_key_for(user_id: str) -> str | None:
     digest = hashlib.sha256(record.ciphertext).hexdigest()
     with _lock:
         cached = _cache.get((user_id, digest))
+        if cached is not None:
+            _cache.move_to_end((user_id, digest))
     if cached is not None:
         return cached
     try:
@@ -73,4 +78,6 @@ def gemini_key_for(user_id: str) -> str | None:
         return None
     with _lock:
         _cache[(user_id, digest)] = plain
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return plain
