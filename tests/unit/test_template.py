@@ -192,6 +192,21 @@ def test_authorizer_is_the_default_and_caches_at_most_a_minute(template: dict[st
 def test_read_only_functions_cannot_write(functions: dict[str, dict[str, Any]], dirname: str) -> None:
     # Given a function that only reads
     props = functions[_camel(dirname)]["Properties"]
+    if dirname == "authorizer":
+        # Then the authorizer may only GetItem the API key lookups (partition key:<sha256>)
+        assert props["Policies"] == [
+            {
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Action": "dynamodb:GetItem",
+                        "Resource": {"Fn::GetAtt": ["MemoryTable", "Arn"]},
+                        "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["key:*"]}},
+                    }
+                ]
+            }
+        ]
+        return
     # When its policies are listed
     names = _policy_names(props)
     # Then they are read-only policy templates, never CRUD, PutEvents, Encrypt or inline statements
