@@ -296,13 +296,34 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert fn["Tracing"] == "Active"
     assert int(fn["Timeout"]) <= 29
     for name in (
-        "MEMORY_TABLE", "IDEMPOTENCY_TABLE", "EVENT_BUS_NAME", "KMS_KEY_ID", "JWT_SECRET",
-        "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "GEMINI_API_KEY", "GEMINI_BASE_URL",
+        "MEMORY_TABLE", "IDEMPOTENCY_TABLE", "EVENT_BUS_NAME", "KMS_KEY_ID",
+        "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "GEMINI_BASE_URL",
         "EMBEDDING_MODEL", "EMBEDDING_DIM", "LLM_MODEL", "API_KEY_PREFIX", "SUMMARY_EVERY",
         "RAW_MESSAGE_TTL_DAYS", "LOCAL_EMBEDDER", "POWERTOOLS_SERVICE_NAME",
     ):  # fmt: skip
         assert name in env, name
     assert env["LOCAL_EMBEDDER"] == "none"
+    # And the secrets reach only the functions that use them: the JWT secret the authorizer, the
+    # service's Gemini key the functions that call a model
+    assert "JWT_SECRET" not in env and "GEMINI_API_KEY" not in env
+
+    def holders(name: str) -> set[str]:
+        return {
+            logical_id
+            for logical_id, res in template["Resources"].items()
+            if res["Type"] == "AWS::Serverless::Function"
+            and name in ((res["Properties"].get("Environment") or {}).get("Variables") or {})
+        }
+
+    assert holders("JWT_SECRET") == {"AuthorizerFunction"}
+    assert holders("GEMINI_API_KEY") == {
+        "MemoryCreateFunction",
+        "MemoryUpdateFunction",
+        "MemoryIngestFunction",
+        "MemoryRecallFunction",
+        "MemorySummarizeFunction",
+        "SummarizeSessionFunction",
+    }
     # And the secrets are never echoed back by CloudFormation
     params = template["Parameters"]
     assert params["JwtSecret"]["NoEcho"] is True
