@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -175,13 +172,9 @@ def by_priority(memories: list[Memory]) -> list[Memory]:
     return sorted(memories, key=_rank)
 
 
-def _encode_position(rank: Rank) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": list(rank)}).encode()).decode().rstrip("=")
-
-
-def _decode_position(cursor: str) -> Rank:
-    try:
-        after = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["after"]
+def _position(cursor: str) -> Rank:
+    after = store.decode_cursor(cursor).get("after")
+    if isinstance(after, list) and len(after) == 4:
         priority, updated, key, mem_id = after
         if (
             isinstance(priority, int)
@@ -190,9 +183,7 @@ def _decode_position(cursor: str) -> Rank:
             and isinstance(mem_id, str)
         ):
             return (priority, updated, key, mem_id)
-    except (binascii.Error, ValueError, KeyError, TypeError):
-        pass
-    raise ValidationFailed.at(["query", "cursor"], "not one this API returned")
+    raise store.bad_cursor()
 
 
 def by_tag_page(
@@ -204,12 +195,12 @@ def by_tag_page(
     between two pages does not shift the next page onto one already seen."""
     ordered = by_priority(live(who, tag=tag))
     if cursor:
-        after = _decode_position(cursor)
+        after = _position(cursor)
         ordered = [m for m in ordered if _rank(m) > after]
     if limit is None or len(ordered) <= limit:
         return ordered, None
     page = ordered[:limit]
-    return page, _encode_position(_rank(page[-1]))
+    return page, store.encode_cursor({"after": list(_rank(page[-1]))})
 
 
 def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:

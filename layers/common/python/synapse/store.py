@@ -485,18 +485,30 @@ def _filter_expression(f: MemoryFilter) -> tuple[str | None, dict[str, str], dic
     return (" AND ".join(parts) or None), names, values
 
 
-def encode_cursor(sk: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"sk": sk}).encode()).decode().rstrip("=")
+def encode_cursor(payload: Mapping[str, Any]) -> str:
+    """An opaque cursor: a position as url-safe base64 JSON (every paged route uses this codec)."""
+    return base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> str:
+def decode_cursor(cursor: str) -> dict[str, Any]:
+    """The payload of a cursor this API made; anything else is a 422 at the cursor."""
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        sk = json.loads(raw)["sk"]
-    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
-        raise ValidationFailed.at(["query", "cursor"], "not one this API returned") from exc
+        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError) as exc:
+        raise bad_cursor() from exc
+    if not isinstance(payload, dict):
+        raise bad_cursor()
+    return payload
+
+
+def bad_cursor() -> ValidationFailed:
+    return ValidationFailed.at(["query", "cursor"], "not one this API returned")
+
+
+def _list_position(cursor: str) -> str:
+    sk = decode_cursor(cursor).get("sk")
     if not isinstance(sk, str) or not sk.startswith("nug:"):
-        raise ValidationFailed.at(["query", "cursor"], "not one this API returned")
+        raise bad_cursor()
     return sk
 
 
@@ -510,13 +522,13 @@ def query_memories(
     """Memories of a user matching `flt`, in key order, `limit` at most; returns (page, next cursor)."""
     found: list[Memory] = []
     expression, names, values = _filter_expression(flt)
-    start = {"pk": _s(user_pk(user_id)), "sk": _s(decode_cursor(cursor))} if cursor else None
+    start = {"pk": _s(user_pk(user_id)), "sk": _s(_list_position(cursor))} if cursor else None
     for item in _query_nuggets(user_id, expression, names, values, start=start):
         found.append(_memory_from(user_id, item))
         if limit is not None and len(found) == limit + 1:
             # one more than asked tells there is a next page, without an extra request
             found.pop()
-            return found, encode_cursor(nugget_sk(found[-1].id))
+            return found, encode_cursor({"sk": nugget_sk(found[-1].id)})
     return found, None
 
 
