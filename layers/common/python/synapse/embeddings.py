@@ -106,8 +106,9 @@ def gemini_client(api_key: str) -> genai.Client:
 
     Base URL, timeout and attempts come from settings; retries back off exponentially on 408/429/5xx,
     timeouts and connection errors, from GEMINI_RETRY_INITIAL_DELAY (0.5 s) up to
-    GEMINI_RETRY_MAX_DELAY (2 s) with a little jitter: with the default 4 attempts a dead upstream costs
-    about 4 s of waiting plus the attempts themselves.
+    GEMINI_RETRY_MAX_DELAY (2 s) with a little jitter: with the default 3 attempts (GEMINI_ATTEMPTS) a
+    dead upstream costs about 1.5 s of waiting plus the attempts themselves (each at most
+    GEMINI_TIMEOUT_MS, default 6 s).
     """
     s = settings()
     initial = _env_float("GEMINI_RETRY_INITIAL_DELAY", 0.5)

@@ -896,9 +896,6 @@ def _format_conversation(messages: Sequence[Message]) -> str:
     return "\n".join(f"[{i}] {m.role.value}: {m.content}" for i, m in enumerate(messages, 1))
 
 
-_KEY_RE = re.compile(KEY_PATTERN)
-
-
 def _repair_nugget(item: Any) -> ExtractedNugget | None:
     """Validate one model-proposed nugget; light repairs (key case, tags), None if still invalid."""
     if not isinstance(item, dict):

@@ -246,10 +246,6 @@ class Health(Model):
     status: str = "ok"
 
 
-def dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json")
-
-
 # --- conversations ------------------------------------------------------------------------
 
 MAX_MESSAGES = 50
