@@ -19,11 +19,7 @@ api.setup(app)
     responses={201: {"description": "Created"}},
 )
 def create_key(body: KeyIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[ApiKeyCreated]:
-    record, plain = auth.issue_api_key(who.user_id, body.name, [s.value for s in body.scopes])
-    created = ApiKeyCreated(
-        key_id=record.key_id, key=plain, name=record.name, scopes=body.scopes, created_at=record.created_at
-    )
-    return Response(status_code=201, content_type=api.JSON, body=created)
+    return Response(status_code=201, content_type=api.JSON, body=auth.create_api_key(who.user_id, body))
 
 
 handler = api.entrypoint(app, user_only=True)

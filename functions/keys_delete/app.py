@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 
-from synapse import api, store
+from synapse import api, auth
 from synapse.auth import Principal
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
@@ -18,7 +18,7 @@ api.setup(app)
     responses={204: {"description": "Revoked"}},
 )
 def delete_key(keyId: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
-    store.delete_api_key(who.user_id, keyId)
+    auth.revoke_api_key(who.user_id, keyId)
     return Response(status_code=204)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from synapse import store
 from synapse.config import settings
 from synapse.errors import Forbidden, Unauthorized, UpstreamUnavailable
-from synapse.models import USER_ID_RE, Scope, Source, utcnow
+from synapse.models import USER_ID_RE, ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn, Scope, Source, utcnow
 
 if TYPE_CHECKING:
     import jwt
@@ -169,6 +169,36 @@ def verify_api_key(token: str) -> Principal:
         scopes=frozenset(s for s in record.scopes if s in ALL_SCOPES),
         key_id=record.key_id,
     )
+
+
+def create_api_key(user_id: str, body: KeyIn) -> ApiKeyCreated:
+    """POST /keys: the plain key is in this answer only."""
+    record, plain = issue_api_key(user_id, body.name, [s.value for s in body.scopes])
+    return ApiKeyCreated(
+        key_id=record.key_id, key=plain, name=record.name, scopes=body.scopes, created_at=record.created_at
+    )
+
+
+def list_api_keys(user_id: str) -> ApiKeyList:
+    """GET /keys: oldest first, hints only."""
+    records = sorted(store.list_api_keys(user_id), key=lambda r: r.created_at)
+    return ApiKeyList(
+        keys=[
+            ApiKeyInfo(
+                key_id=r.key_id,
+                name=r.name,
+                scopes=[Scope(s) for s in r.scopes],
+                hint=r.hint,
+                created_at=r.created_at,
+            )
+            for r in records
+        ]
+    )
+
+
+def revoke_api_key(user_id: str, key_id: str) -> None:
+    """DELETE /keys/{keyId}: the listing and the lookup go together; NotFound for another's key."""
+    store.delete_api_key(user_id, key_id)
 
 
 def authenticate(authorization: str | None) -> Principal:

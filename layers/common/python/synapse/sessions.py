@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from synapse import llm, store
+from synapse import store
 from synapse.config import settings
-from synapse.errors import NotFound
-from synapse.models import ChatMessage, Role, SummaryOut, utcnow
+from synapse.errors import NotFound, ValidationFailed
+from synapse.models import (
+    SESSION_ID_RE,
+    ChatMessage,
+    Role,
+    SummaryChunk,
+    SummaryList,
+    SummaryOut,
+    utcnow,
+)
 from synapse.providers import gemini_key_for
 
 
@@ -29,6 +37,8 @@ NOTHING_TO_REMEMBER = {
 
 
 def _summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage]) -> str:
+    from synapse import llm  # here: GET /memory/summaries reads chunks and needs no model code
+
     summarizer = llm.get_summarizer(gemini_key_for(user_id))
     text = summarizer.summarize(messages, _previous(user_id, session_id)).strip()
     if text:
@@ -49,6 +59,20 @@ def summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage] | N
     chunk = store.add_summary(user_id, session_id, summary=text, msg_count=len(messages), now=utcnow())
     assert chunk is not None  # no boundary: always written
     return SummaryOut(summary=chunk.summary, chunk_id=chunk.chunk_id)
+
+
+def chunks(user_id: str, session_id: str) -> SummaryList:
+    """GET /memory/summaries/{sessionId}: the session's chunks, oldest first."""
+    if not SESSION_ID_RE.match(session_id):
+        raise ValidationFailed.at(["path", "sessionId"], "must be 1-128 letters, digits, '.', '_' or '-'")
+    return SummaryList(
+        summaries=[
+            SummaryChunk(
+                chunk_id=c.chunk_id, summary=c.summary, msg_count=c.msg_count, created_at=c.created_at
+            )
+            for c in store.list_summaries(user_id, session_id)
+        ]
+    )
 
 
 def summary_due(user_id: str, session_id: str, msg_count: int) -> store.Summary | None:
