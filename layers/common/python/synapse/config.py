@@ -15,6 +15,14 @@ def _int(name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
+def _seconds(name: str, default: float, hi: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    value = float(raw) if raw else default
+    if not 0.0 <= value <= hi:
+        raise ValueError(f"{name} must be between 0 and {hi} seconds")
+    return value
+
+
 def _opt(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
@@ -42,6 +50,8 @@ class Settings:
     gemini_timeout_ms: int
     gemini_attempts: int
     recall_cache: bool
+    gemini_retry_initial_delay: float
+    gemini_retry_max_delay: float
 
 
 @cache
@@ -69,4 +79,6 @@ def settings() -> Settings:
         gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 6000, 100, 300000),
         gemini_attempts=_int("GEMINI_ATTEMPTS", 3, 1, 10),
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
+        gemini_retry_initial_delay=_seconds("GEMINI_RETRY_INITIAL_DELAY", 0.5, 60.0),
+        gemini_retry_max_delay=_seconds("GEMINI_RETRY_MAX_DELAY", 2.0, 300.0),
     )

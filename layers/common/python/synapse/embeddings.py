@@ -14,7 +14,6 @@ into the text itself — queries as ``task: search result | query: {text}``, doc
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -89,14 +88,6 @@ def uses_prompt_prefixes(model: str) -> bool:
 # --- the genai client, once per key per container ---------------------------------------------------
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else default
-    except ValueError:
-        return default
-
-
 _clients: dict[tuple[Any, ...], genai.Client] = {}
 _clients_lock = threading.Lock()
 
@@ -111,8 +102,7 @@ def gemini_client(api_key: str) -> genai.Client:
     GEMINI_TIMEOUT_MS, default 6 s).
     """
     s = settings()
-    initial = _env_float("GEMINI_RETRY_INITIAL_DELAY", 0.5)
-    maximum = _env_float("GEMINI_RETRY_MAX_DELAY", 2.0)
+    initial, maximum = s.gemini_retry_initial_delay, s.gemini_retry_max_delay
     ident = (api_key, s.gemini_base_url, s.gemini_timeout_ms, s.gemini_attempts, initial, maximum)
     with _clients_lock:
         client = _clients.get(ident)
