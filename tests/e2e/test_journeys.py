@@ -370,7 +370,7 @@ def test_a_chat_front_end_tells_retries_from_repeated_turns_with_an_idempotency_
     assert stored["msg_count"] == 2, stored
     # a key reused with another body is refused in the envelope
     other = send("t1", {"sessionId": session, "messages": [{"role": "user", "content": "something else"}]})
-    assert error_of(other, 422, "validation_error")["details"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert error_of(other, 422, "validation_error")["details"][0]["loc"] == ["header", "idempotency-key"]
 
 
 def test_a_thai_and_english_conversation_is_remembered(

@@ -197,7 +197,7 @@ def test_an_idempotency_key_tells_a_retry_from_the_same_turns_sent_again(call: C
         ("idempotency-key", "turn-1"), {"sessionId": "s1", "messages": [{"role": "user", "content": "x y z"}]}
     )
     assert other["statusCode"] == 422, other
-    assert other["json"]["error"]["details"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert other["json"]["error"]["details"][0]["loc"] == ["header", "idempotency-key"]
     assert aws.scan(TableName=TABLE)["Count"] == items
     # And an empty or oversized key is a 422 too
     for bad in ("", "k" * 256):

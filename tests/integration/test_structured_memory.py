@@ -560,6 +560,7 @@ def test_every_validation_message_is_one_sentence_naming_the_field(call: Call) -
     put = {"route": "/memory/{id}", "path_params": {"id": mem_id}, "who": ALICE}
     cases = [
         (("memory_by_tag", "GET", "/memory/by-tag"), {"query": {"tag": "   "}}, ["query", "tag"]),
+        (("memory_search", "GET", "/memory/search"), {"query": {"q": "   "}}, ["query", "q"]),
         (
             ("memory_by_tag", "GET", "/memory/by-tag"),
             {"query": {"tag": "t", "cursor": "bm9wZQ"}},

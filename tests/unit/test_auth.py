@@ -118,6 +118,27 @@ def test_a_header_algorithm_that_is_not_its_keys_is_refused(jwks: str, alg: str,
         auth.verify_jwt(token)
 
 
+def test_a_key_set_that_cannot_be_fetched_is_an_outage_not_a_bad_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    from synapse.errors import UpstreamUnavailable
+
+    # Given a JWKS URL where nothing listens (a port just freed)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("JWT_JWKS_URL", f"http://127.0.0.1:{port}/jwks.json")
+    settings.cache_clear()
+    auth._jwks_client.cache_clear()
+    token = jwt.encode(claims(), RSA_KEY, algorithm="RS256", headers={"kid": "rsa1"})
+    # Then verifying a token is a 503-kind failure, not "unauthorized"
+    with pytest.raises(UpstreamUnavailable):
+        auth.verify_jwt(token)
+    auth._jwks_client.cache_clear()
+
+
 def test_hs256_signed_with_the_jwks_public_key_is_refused(jwks: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # the classic algorithm-confusion attack: HMAC keyed with the public key
     monkeypatch.delenv("JWT_SECRET")

@@ -105,6 +105,9 @@ def verify_jwt(token: str) -> Principal:
     elif alg in _ASYMMETRIC and cfg.jwt_jwks_url:
         try:
             signing = _jwks_client(cfg.jwt_jwks_url).get_signing_key_from_jwt(token)
+        except jwt.PyJWKClientConnectionError as exc:
+            # the key set could not be fetched: an outage (503 with Retry-After), not a bad token
+            raise UpstreamUnavailable("The token's key set could not be fetched; try again shortly.") from exc
         except (jwt.PyJWKClientError, jwt.PyJWKError) as exc:
             raise Unauthorized("The token's signing key is unknown.") from exc
         # only the algorithm of the key the kid names: a forged header pairing ES256 with an RSA key

@@ -207,7 +207,7 @@ def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> Inges
         raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
     except IdempotencyValidationError as exc:
         raise ValidationFailed.at(
-            ["header", "Idempotency-Key"], "was already used with a different body"
+            ["header", "idempotency-key"], "was already used with a different body"
         ) from exc
     except IdempotencyPersistenceLayerError as exc:
         raise UpstreamUnavailable("The database is unavailable; try again shortly.", retry_after=2) from exc

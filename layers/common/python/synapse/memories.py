@@ -210,6 +210,8 @@ def live(who: Principal, *, category: Category | None = None, tag: str | None = 
 
 def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
     """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
+    if not query.strip():
+        raise ValidationFailed.at(["query", "q"], "must not be blank")
     from synapse.ranking import BM25, tokenize, top_k
     from synapse.recall import search_text
 
