@@ -38,6 +38,36 @@ def recall(call: Call, query: str, who: dict[str, str] = ALICE, **extra: Any) ->
     return call("memory_recall", "POST", "/memory/recall", body={"query": query, **extra}, who=who)
 
 
+def get_alices_identity(call: Call) -> dict[str, Any]:
+    """GET /memory/identity/alice as alice: the whole answer."""
+    return call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/alice",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "alice"},
+        who=ALICE,
+    )
+
+
+def alices_identity(call: Call) -> Any:
+    return get_alices_identity(call)["json"]["identity"]
+
+
+def summaries_of(call: Call, session: str) -> list[dict[str, Any]]:
+    """GET /memory/summaries/{session} as alice."""
+    answer = call(
+        "memory_summaries",
+        "GET",
+        f"/memory/summaries/{session}",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": session},
+        who=ALICE,
+    )
+    summaries: list[dict[str, Any]] = answer["json"]["summaries"]
+    return summaries
+
+
 def nugget_count(aws: Any, user_id: str = "alice") -> int:
     answer = aws.query(
         TableName=TABLE,
@@ -87,14 +117,7 @@ def test_a_changed_fact_updates_its_nugget_instead_of_adding_one(call: Call, aws
     moved = ingest(call, [{"role": "user", "content": "I live in Chiang Mai now"}])["json"]
     assert moved["nuggets_created"] == 0 and moved["nuggets_updated"] == 1
     assert nugget_count(aws) == before
-    identity = call(
-        "memory_identity",
-        "GET",
-        "/memory/identity/alice",
-        route="/memory/identity/{userId}",
-        path_params={"userId": "alice"},
-        who=ALICE,
-    )
+    identity = get_alices_identity(call)
     assert identity["statusCode"] == 200
     assert "Chiang Mai" in identity["json"]["identity"] and "Bangkok" not in identity["json"]["identity"]
 
@@ -108,14 +131,7 @@ def test_the_identity_line_joins_identity_and_preferences(call: Call) -> None:
             {"role": "user", "content": "ผมพูดภาษาไทยและอังกฤษ"},
         ],
     )
-    answer = call(
-        "memory_identity",
-        "GET",
-        "/memory/identity/alice",
-        route="/memory/identity/{userId}",
-        path_params={"userId": "alice"},
-        who=ALICE,
-    )["json"]
+    answer = get_alices_identity(call)["json"]
     assert answer["userId"] == "alice"
     assert "สมชาย" in answer["identity"] and "dark" in answer["identity"].lower()
     # someone else's identity is forbidden; an unknown user has none
@@ -273,14 +289,7 @@ def test_the_summarizer_writes_one_chunk_per_boundary_however_often_delivered(ca
     summarizer = load_function("summarize_session")
     results = [summarizer.handler(summarizer_event(15), LambdaContext()) for _ in range(3)]
     assert [r["chunk_id"] for r in results] == ["sum:s1:chunk_1", None, None]
-    listed = call(
-        "memory_summaries",
-        "GET",
-        "/memory/summaries/s1",
-        route="/memory/summaries/{sessionId}",
-        path_params={"sessionId": "s1"},
-        who=ALICE,
-    )["json"]["summaries"]
+    listed = summaries_of(call, "s1")
     assert len(listed) == 1
     assert listed[0]["chunk_id"] == "sum:s1:chunk_1" and listed[0]["msg_count"] == 15
     assert "Kubernetes" in listed[0]["summary"]
@@ -306,14 +315,7 @@ def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
         "memory_summarize", "POST", "/memory/summarize", body={"sessionId": "nothing-here"}, who=ALICE
     )
     assert empty["statusCode"] == 404
-    chunks = call(
-        "memory_summaries",
-        "GET",
-        "/memory/summaries/s1",
-        route="/memory/summaries/{sessionId}",
-        path_params={"sessionId": "s1"},
-        who=ALICE,
-    )["json"]["summaries"]
+    chunks = summaries_of(call, "s1")
     assert [c["chunk_id"] for c in chunks] == ["sum:s1:chunk_1", "sum:s1:chunk_2"]
     bad = call(
         "memory_summaries",
@@ -477,16 +479,6 @@ def test_when_gemini_stays_down_ingest_is_503_and_raw_messages_are_kept(
 
 
 def test_the_identity_line_follows_identity_memories_written_directly(call: Call) -> None:
-    def identity() -> Any:
-        return call(
-            "memory_identity",
-            "GET",
-            "/memory/identity/alice",
-            route="/memory/identity/{userId}",
-            path_params={"userId": "alice"},
-            who=ALICE,
-        )["json"]["identity"]
-
     # When a user stores an identity memory through POST /memory, the line has it
     mem = call(
         "memory_create",
@@ -495,7 +487,7 @@ def test_the_identity_line_follows_identity_memories_written_directly(call: Call
         body={"category": "identity", "key": "user_name", "content": "ชื่อ มานี"},
         who=ALICE,
     )["json"]
-    assert identity() == "ชื่อ มานี"
+    assert alices_identity(call) == "ชื่อ มานี"
     # a memory of another category does not change it
     call(
         "memory_create",
@@ -504,7 +496,7 @@ def test_the_identity_line_follows_identity_memories_written_directly(call: Call
         body={"category": "fact", "key": "f", "content": "likes trains"},
         who=ALICE,
     )
-    assert identity() == "ชื่อ มานี"
+    assert alices_identity(call) == "ชื่อ มานี"
     # and deleting the memory takes it out of the line
     call(
         "memory_delete",
@@ -514,7 +506,7 @@ def test_the_identity_line_follows_identity_memories_written_directly(call: Call
         path_params={"id": mem["id"]},
         who=ALICE,
     )
-    assert identity() is None
+    assert alices_identity(call) is None
 
 
 def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
@@ -566,16 +558,6 @@ def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch:
     from synapse import identity as identity_module
     from synapse.models import iso, utcnow
 
-    def identity() -> Any:
-        return call(
-            "memory_identity",
-            "GET",
-            "/memory/identity/alice",
-            route="/memory/identity/{userId}",
-            path_params={"userId": "alice"},
-            who=ALICE,
-        )["json"]["identity"]
-
     # Given a lasting identity memory and one that expires in an hour
     now = utcnow()
     for key, content, extra in [
@@ -584,11 +566,11 @@ def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch:
     ]:
         body = {"category": "identity", "key": key, "content": content, **extra}
         assert call("memory_create", "POST", "/memory", body=body, who=ALICE)["statusCode"] == 201
-    assert "Chiang Mai" in identity() and "มานี" in identity()
+    assert "Chiang Mai" in alices_identity(call) and "มานี" in alices_identity(call)
     # When two hours have passed (nothing was written since)
     monkeypatch.setattr(identity_module, "utcnow", lambda: now + timedelta(hours=2))
     # Then neither the identity route nor recall shows the expired memory through the line
-    assert identity() == "ชื่อ มานี"
+    assert alices_identity(call) == "ชื่อ มานี"
     answer = call("memory_recall", "POST", "/memory/recall", body={"query": "where does she live"}, who=ALICE)
     assert answer["json"]["identity"] == "ชื่อ มานี"
 
@@ -607,12 +589,5 @@ def test_a_summary_of_only_transient_turns_says_so_instead_of_being_empty(
     answer = call("memory_summarize", "POST", "/memory/summarize", body=body, who=ALICE)
     assert answer["statusCode"] == 200, answer
     assert answer["json"]["summary"].startswith(expected)
-    chunks = call(
-        "memory_summaries",
-        "GET",
-        "/memory/summaries/chit",
-        route="/memory/summaries/{sessionId}",
-        path_params={"sessionId": "chit"},
-        who=ALICE,
-    )["json"]["summaries"]
+    chunks = summaries_of(call, "chit")
     assert [c["summary"] for c in chunks] == [answer["json"]["summary"]]
