@@ -75,11 +75,26 @@ def session() -> botocore.session.Session:
     return sess
 
 
+_given: dict[str, Any] = {}
+
+
 def client(service: str, **config: Any) -> Any:
-    """A client with standard retries (which absorb throttling) and any other Config options."""
+    """A client with standard retries (which absorb throttling) and any other Config options; the
+    client a test gave with `use_client`, if any."""
+    if service in _given:
+        return _given[service]
     return session().create_client(
         service, config=Config(retries={"mode": "standard", "max_attempts": 5}, **config)
     )
+
+
+def use_client(service: str, given: Any | None) -> None:
+    """Tests: make every module's `service` client this one (e.g. with a botocore Stubber), or None
+    for real clients again. The modules cache their clients: call `store.reset()` after."""
+    if given is None:
+        _given.pop(service, None)
+    else:
+        _given[service] = given
 
 
 def reset() -> None:
