@@ -824,16 +824,25 @@ def append_messages(
                     }
                 }
             )
-        try:
-            with _translate():
-                client().transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        if _won(items):
             return MessageRange(first=first, last=last, replayed=False)
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code")
-            if code not in ("TransactionCanceledException", "TransactionConflictException"):
-                raise
-            _backoff(attempt)  # another ingest of this session won the race: read again
+        _backoff(attempt)  # another ingest of this session won the race: read again
     raise UpstreamUnavailable("The session is too busy; try again shortly.", retry_after=1)
+
+
+def _won(items: list[dict[str, Any]]) -> bool:
+    """One optimistic transaction: True if written, False if a condition lost a race (read again)."""
+    try:
+        with _translate():
+            client().transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in (
+            "TransactionCanceledException",
+            "TransactionConflictException",
+        ):
+            return False
+        raise
+    return True
 
 
 def _backoff(attempt: int) -> None:
@@ -919,40 +928,33 @@ def add_summary(
             update += " ADD boundaries :b"
             values[":b"] = {"NS": [str(boundary)]}
         sk = summary_sk(session_id, n)
-        try:
-            with _translate():
-                client().transact_write_items(
-                    TransactItems=[
-                        {
-                            "Update": {
-                                "TableName": _table(),
-                                "Key": {"pk": _s(user_pk(user_id)), "sk": _s(session_sk(session_id))},
-                                "UpdateExpression": update,
-                                "ConditionExpression": condition,
-                                "ExpressionAttributeValues": values,
-                            }
-                        },
-                        {
-                            "Put": {
-                                "TableName": _table(),
-                                "Item": {
-                                    "pk": _s(user_pk(user_id)),
-                                    "sk": _s(sk),
-                                    "summary": _s(summary),
-                                    "msg_count": _n(msg_count),
-                                    "created_at": _s(iso(now)),
-                                },
-                                "ConditionExpression": "attribute_not_exists(sk)",
-                            }
-                        },
-                    ]
-                )
+        items: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": _table(),
+                    "Key": {"pk": _s(user_pk(user_id)), "sk": _s(session_sk(session_id))},
+                    "UpdateExpression": update,
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeValues": values,
+                }
+            },
+            {
+                "Put": {
+                    "TableName": _table(),
+                    "Item": {
+                        "pk": _s(user_pk(user_id)),
+                        "sk": _s(sk),
+                        "summary": _s(summary),
+                        "msg_count": _n(msg_count),
+                        "created_at": _s(iso(now)),
+                    },
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            },
+        ]
+        if _won(items):
             return Summary(chunk_id=chunk_id(sk), summary=summary, msg_count=msg_count, created_at=now)
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code")
-            if code not in ("TransactionCanceledException", "TransactionConflictException"):
-                raise
-            _backoff(attempt)
+        _backoff(attempt)  # another writer of this session won the race: read again
     raise UpstreamUnavailable("The session is too busy; try again shortly.", retry_after=1)
 
 
