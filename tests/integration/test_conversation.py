@@ -569,6 +569,11 @@ def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch:
     assert "Chiang Mai" in alices_identity(call) and "มานี" in alices_identity(call)
     # When two hours have passed (nothing was written since)
     monkeypatch.setattr(identity_module, "utcnow", lambda: now + timedelta(hours=2))
+
+    def no_write(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a reader wrote (its IAM policy is read-only)")
+
+    monkeypatch.setattr(identity_module.store, "put_identity", no_write)
     # Then neither the identity route nor recall shows the expired memory through the line
     assert alices_identity(call) == "ชื่อ มานี"
     answer = call("memory_recall", "POST", "/memory/recall", body={"query": "where does she live"}, who=ALICE)

@@ -2,14 +2,13 @@
 identity and preference memories and stored, so that reading it is one GetItem.
 
 It is rebuilt whenever such a memory is written or deleted, and it records when it goes stale: the
-soonest `expires_at` among the memories it was built from. A read past that moment rebuilds it, so an
-expired memory never shows through the identity line.
+soonest `expires_at` among the memories it was built from. A read past that moment computes the line
+afresh (without writing it), so an expired memory never shows through the identity line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 
 from synapse import store
 from synapse.models import PRIORITY_RANK, Category, Memory, utcnow
@@ -48,29 +47,30 @@ def _stale_at(memories: Sequence[Memory]) -> int | None:
 
 
 def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> bool:
-    """Recompute the identity line from live identity and preference memories; True if it changed.
-
-    `memories` are all of the user's memories when the caller already has them (one read saved).
-    """
-    return _rebuild(user_id, memories, utcnow())[1]
-
-
-def _rebuild(user_id: str, memories: Iterable[Memory] | None, now: datetime) -> tuple[str | None, bool]:
+    """Recompute and store the identity line from live identity and preference memories; True if the
+    line changed. For writers only. `memories` are all of the user's memories when the caller already
+    has them (one read saved)."""
+    now = utcnow()
     if memories is None:
         memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
     live = [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]
     line, stale_at = identity_line(live), _stale_at(live)
     stored = store.get_identity(user_id)
-    if (line, stale_at) == stored:
-        return line, False
-    store.put_identity(user_id, line, now, stale_at=stale_at)
-    return line, line != stored[0]
+    if (line, stale_at) != stored:
+        store.put_identity(user_id, line, now, stale_at=stale_at)
+    return line != stored[0]
 
 
 def current(user_id: str) -> str | None:
-    """The identity line as it is now: rebuilt first if a memory it was made from has expired."""
+    """The identity line as it is now: computed afresh if a memory it was made from has expired.
+
+    Nothing is written here: the readers that call this (GET /memory/identity, POST /memory/recall)
+    have read-only IAM policies. The stored line is replaced by the next write of an identity or
+    preference memory; until then a stale line costs each read one query of the user's memories.
+    """
     now = utcnow()
     line, stale_at = store.get_identity(user_id)
     if stale_at is not None and stale_at <= now.timestamp():
-        line, _ = _rebuild(user_id, None, now)
+        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
+        line = identity_line([m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)])
     return line
