@@ -9,6 +9,7 @@ afresh (without writing it), so an expired memory never shows through the identi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from synapse import store
 from synapse.models import PRIORITY_RANK, Category, Memory, utcnow
@@ -51,9 +52,7 @@ def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> 
     line changed. For writers only. `memories` are all of the user's memories when the caller already
     has them (one read saved)."""
     now = utcnow()
-    if memories is None:
-        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
-    live = [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]
+    live = _live(user_id, memories, now)
     line, stale_at = identity_line(live), _stale_at(live)
     stored = store.get_identity(user_id)
     if (line, stale_at) != stored:
@@ -71,6 +70,12 @@ def current(user_id: str) -> str | None:
     now = utcnow()
     line, stale_at = store.get_identity(user_id)
     if stale_at is not None and stale_at <= now.timestamp():
-        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
-        line = identity_line([m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)])
+        line = identity_line(_live(user_id, None, now))
     return line
+
+
+def _live(user_id: str, memories: Iterable[Memory] | None, now: datetime) -> list[Memory]:
+    """The user's live identity and preference memories (read when the caller has none at hand)."""
+    if memories is None:
+        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
+    return [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]
