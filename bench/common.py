@@ -339,7 +339,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
-    from tests.support import table_definition
+    from local.harness import table_definition
 
     base = {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -361,17 +361,10 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
         "KMS_KEY_ID": None,
     }
     with env(**{**base, **extra_env}), mock_aws():
-        from synapse import embeddings, events, providers, recall, secrets, store
-        from synapse.config import settings
+        from synapse import state
 
         os.environ["KMS_KEY_ID"] = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
-        settings.cache_clear()
-        store.reset()
-        for cached in (events.client, secrets.client):
-            cached.cache_clear()
-        providers._cache.clear()
-        embeddings.reset_clients()
-        recall.CACHE.clear()
+        state.reset()
         ddb = boto3.client("dynamodb")
         ddb.create_table(TableName=TABLE, **table_definition("MemoryTable"))
         ddb.create_table(TableName=IDEMPOTENCY, **table_definition("IdempotencyTable"))
@@ -379,9 +372,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
         try:
             yield ddb
         finally:
-            settings.cache_clear()
-            store.reset()
-            recall.CACHE.clear()
+            state.reset()
 
 
 @contextmanager
@@ -407,10 +398,11 @@ def count_calls() -> Iterator[dict[str, int]]:
 def seed_moto(n: int, rng: np.random.Generator) -> np.ndarray:
     """n nuggets of USER with int8 vectors, written in batches; then the version bump."""
     from synapse import store
+    from synapse.store import db
 
     vectors = unit_rows(rng, n)
-    store.batch_put(i8s_items(vectors, with_key=True))
-    store.bump_version(USER)
+    db.batch_write([{"PutRequest": {"Item": item}} for item in i8s_items(vectors, with_key=True)])
+    store.bump_version(store.Space(USER))
     return vectors
 
 

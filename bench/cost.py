@@ -54,9 +54,9 @@ def modelled(n: int, rng: np.random.Generator) -> dict[str, Any]:
 
 def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
     """recall.recall through moto: cold, warm (nothing written between), and cold again after a write."""
-    from synapse import embeddings, recall, store
-    from synapse.auth import Principal
-    from synapse.models import Category, RecallIn, utcnow
+    from synapse import embeddings, memories, recall, store
+    from synapse.models import Category, MemoryIn, RecallIn
+    from synapse.principal import Principal
 
     out: dict[str, Any] = {}
     with moto_aws():
@@ -65,6 +65,7 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
         who = Principal(
             user_id=USER, kind="user", scopes=frozenset({"memory:read", "memory:write"}), key_id=""
         )
+        agent = Principal(user_id=USER, kind="agent", scopes=frozenset({"memory:write"}), key_id="k")
         body = RecallIn(query="what does the user prefer for the editor theme", limit=10)
         traffic: dict[str, list[int]] = {}
 
@@ -75,13 +76,8 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
         with patched(embeddings, "get_embedder", lambda *_a, **_k: embedder):
             for phase in ("cold", "warm", "after_write"):
                 if phase == "after_write":
-                    store.upsert_memory(
-                        USER,
-                        category=Category.fact,
-                        key="one_more",
-                        fields={"content": "one more memory"},
-                        defaults={"source": "agent"},
-                        now=utcnow(),
+                    memories.put(
+                        agent, MemoryIn(category=Category.fact, key="one_more", content="one more memory")
                     )
                 traffic.clear()
                 with count_calls() as calls:

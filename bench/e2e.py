@@ -1,9 +1,9 @@
 """6. End to end: POST /memory/recall through the local server (`python -m local`), cache on and off.
 
 Seeding: the API (POST /memory) costs ~100 ms a memory on this machine, so the nuggets are written
-with BatchWriteItem straight into the server's embedded DynamoDB (the items `store.memory_item`
-writes, int8 vectors of model "bench" that the server's full-text-only recall ignores), followed by
-a version bump; a few memories also go through POST /memory so the path is exercised.
+with BatchWriteItem straight into the server's embedded DynamoDB (nugget items as the service
+writes them, int8 vectors of model "bench" that the server's full-text-only recall ignores),
+followed by a version bump; a few memories also go through POST /memory so the path is exercised.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ QUERY_DELAY = 0.080
 
 
 def _call(module: Any, method: str, path: str, body: Any) -> dict[str, Any]:
-    from tests.support import LambdaContext, http_event
+    from local.harness import LambdaContext, http_event
 
     answer: dict[str, Any] = module.handler(
         http_event(method, path, body=body, who=ALICE_WHO), LambdaContext()
@@ -38,7 +38,7 @@ def _call(module: Any, method: str, path: str, body: Any) -> dict[str, Any]:
 
 def overlap(runs: int, log: Any) -> dict[str, Any]:
     """Recall with the embedding delayed 200 ms and every Query delayed 80 ms: ≈ max, not the sum."""
-    from tests.support import load_function
+    from local.harness import load_function
 
     out: dict[str, Any] = {}
     with moto_aws():
@@ -84,7 +84,7 @@ def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
         with patched(embeddings, "get_embedder", lambda *_a, **_k: embedder):
             _call(fn, "POST", "/memory/recall", body)  # imports, pools, first client use
             for _ in range(runs):
-                store.bump_version(USER)  # every recall cold: the partition Query happens
+                store.bump_version(store.Space(USER))  # every recall cold: the partition Query happens
                 with count_calls() as calls:
                     t0 = time.perf_counter()
                     _call(fn, "POST", "/memory/recall", body)
@@ -119,8 +119,8 @@ class StubExtractor:
 
 def ingest(runs: int, log: Any) -> dict[str, Any]:
     """Per ingest of 10 messages: model calls, AWS requests by operation, latency (stub Gemini)."""
+    from local.harness import load_function
     from synapse import embeddings, llm
-    from tests.support import load_function
 
     with moto_aws():
         # no seeded nuggets: ingest reads the user's keys, and moto's serializer costs ~15 ms an item

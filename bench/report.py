@@ -215,8 +215,8 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
             _check(
                 "ingest 10 messages: AWS requests",
                 ", ".join(f"{k.split('.', 1)[1]} {v:g}" for k, v in rq.items() if k.startswith("dynamodb.")),
-                "batched writes",
-                rq.get("dynamodb.BatchWriteItem", 0) >= 1,
+                "messages, nuggets: a transaction each",
+                rq.get("dynamodb.TransactWriteItems", 0) <= 2 and not rq.get("dynamodb.BatchWriteItem"),
                 "",
                 ", ".join(f"{k} {v:g}" for k, v in rq.items() if not k.startswith("dynamodb.")),
             )

@@ -36,9 +36,9 @@ def top10(scores: np.ndarray) -> np.ndarray:
 
 def vector_corpus(items: list[dict[str, Any]]) -> Any:
     """The vector part of recall's corpus, by the service's own code (no prefix: a cold load)."""
-    from synapse import recall
+    from synapse import recall, store
 
-    rows, vectors, scales = recall.vector_index(items, f"{MODEL}/{DIM}")
+    rows, vectors, scales = recall.vector_index(store.columns(items).embs, f"{MODEL}/{DIM}")
     return SimpleNamespace(vec_rows=rows, vectors=vectors, scales=scales, prefix=None, prefix_refused=False)
 
 
@@ -155,7 +155,7 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
 
 
 def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict[str, Any]:
-    from synapse import recall
+    from synapse import recall, store
 
     rng = np.random.default_rng(7)
     out: dict[str, Any] = {"sizes": {}}
@@ -171,12 +171,12 @@ def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict
         row: dict[str, Any] = {}
         row["cold_vector_ms"] = timed(lambda items=items, q=q: cold_vector_path(items, q), repeat=reps)
         t0 = time.perf_counter()
-        corpus = recall.build_corpus(items, "v", f"{MODEL}/{DIM}")
+        corpus = recall.build_corpus(store.columns(items), "v", f"{MODEL}/{DIM}")
         row["build_corpus_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         # the rebuild after one write: the cached corpus lends the tokens of unchanged memories
         edited = [{**items[0], "content": {"S": items[0]["content"]["S"] + " (edited)"}}, *items[1:]]
         t0 = time.perf_counter()
-        recall.build_corpus(edited, "v2", f"{MODEL}/{DIM}", previous=corpus)
+        recall.build_corpus(store.columns(edited), "v2", f"{MODEL}/{DIM}", previous=corpus)
         row["rebuild_after_write_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         del edited
         # warm = a corpus reused from the cache: load_corpus adds the prefix matrix on reuse

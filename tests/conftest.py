@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from synapse import store
+from synapse import state
 from synapse.config import settings
 from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
 from tests.support import LambdaContext, http_event, load_function, table_definition
@@ -38,10 +38,10 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "synapse")
     settings.cache_clear()
-    store.reset()
+    state.reset()
     yield
     settings.cache_clear()
-    store.reset()
+    state.reset()
 
 
 @pytest.fixture
@@ -49,13 +49,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """moto with the tables created from template.yaml's own definitions, the bus and the KMS key."""
     with mock_aws():
         monkeypatch.setenv("KMS_KEY_ID", boto3.client("kms").create_key()["KeyMetadata"]["KeyId"])
-        settings.cache_clear()
-        from synapse import embeddings, events, providers, secrets
-
-        for cached in (events.client, secrets.client):
-            cached.cache_clear()
-        providers._cache.clear()
-        embeddings.reset_clients()
+        state.reset()
         ddb = boto3.client("dynamodb")
         ddb.create_table(TableName=TABLE, **table_definition("MemoryTable"))
         ddb.create_table(TableName=IDEMPOTENCY, **table_definition("IdempotencyTable"))

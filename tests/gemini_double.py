@@ -254,15 +254,9 @@ def _error_body(code: int, status: str, message: str) -> dict[str, Any]:
 
 
 def _clear_synapse_caches() -> None:
-    import synapse.config
+    from synapse import state
 
-    synapse.config.settings.cache_clear()
-    try:
-        import synapse.embeddings
-
-        synapse.embeddings.reset_clients()
-    except ImportError:  # pragma: no cover - the module is always there
-        pass
+    state.reset()
 
 
 @contextlib.contextmanager

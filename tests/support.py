@@ -1,121 +1,33 @@
-"""Helpers shared by the test suites: the template, function loading, API Gateway events."""
+"""Helpers shared by the test suites: the callers, and the in-process harness of local/harness.py."""
 
 from __future__ import annotations
 
-import copy
-import importlib.util
-import json
-import sys
-import uuid
-from functools import cache
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+from local.harness import (
+    EVENTS,
+    ROOT,
+    LambdaContext,
+    http_event,
+    load_function,
+    sample_event,
+    table_definition,
+    template,
+)
 
-import yaml
+__all__ = [
+    "ALICE",
+    "EVENTS",
+    "ROOT",
+    "LambdaContext",
+    "agent",
+    "http_event",
+    "load_function",
+    "sample_event",
+    "table_definition",
+    "template",
+    "user",
+]
 
-ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ROOT / "events"
 ALICE = {"userId": "alice", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""}
-
-
-class _CfnLoader(yaml.SafeLoader):
-    """Reads CloudFormation's short tags (!Ref, !GetAtt, !Sub...) as plain dicts."""
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if suffix == "GetAtt":
-            value = str(value).split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {name: value}
-
-
-_CfnLoader.add_multi_constructor("!", _tag)
-
-
-@cache
-def template() -> dict[str, Any]:
-    return yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
-
-
-def table_definition(logical_id: str) -> dict[str, Any]:
-    """create_table arguments from the template's own definition of a table."""
-    props = template()["Resources"][logical_id]["Properties"]
-    return {
-        "AttributeDefinitions": props["AttributeDefinitions"],
-        "KeySchema": props["KeySchema"],
-        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
-    }
-
-
-class LambdaContext:
-    function_name = "test-function"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
-    log_group_name = "/aws/lambda/test-function"
-    log_stream_name = "test"
-
-    def __init__(self) -> None:
-        self.aws_request_id = str(uuid.uuid4())
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
-
-
-def load_function(name: str) -> ModuleType:
-    """A fresh instance of functions/<name>/app.py (like a new Lambda container)."""
-    path = ROOT / "functions" / name / "app.py"
-    module_name = f"fn_{name}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def sample_event(name: str) -> dict[str, Any]:
-    return json.loads((EVENTS / f"{name}.json").read_text())
-
-
-def http_event(
-    method: str,
-    path: str,
-    *,
-    body: Any = None,
-    raw_body: str | None = None,
-    query: dict[str, str] | None = None,
-    who: dict[str, str] | None = None,
-    route: str | None = None,
-    path_params: dict[str, str] | None = None,
-    headers: dict[str, str] | None = None,
-    base: str = "memory_create",
-) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event, built from a sample in events/."""
-    event = copy.deepcopy(sample_event(base))
-    event["routeKey"] = f"{method} {route or path}"
-    event["rawPath"] = path
-    event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in (query or {}).items())
-    event["queryStringParameters"] = query
-    event["pathParameters"] = path_params
-    event["headers"] = {"content-type": "application/json", **(headers or {})}
-    event["requestContext"]["http"]["method"] = method
-    event["requestContext"]["http"]["path"] = path
-    event["requestContext"]["routeKey"] = event["routeKey"]
-    event["requestContext"]["authorizer"] = {"lambda": who} if who is not None else {}
-    if raw_body is not None:
-        event["body"] = raw_body
-    else:
-        event["body"] = json.dumps(body) if body is not None else None
-    event["isBase64Encoded"] = False
-    return event
 
 
 def agent(

@@ -11,11 +11,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from synapse import api, auth
+from synapse import auth
 from synapse.errors import Unauthorized, UpstreamUnavailable
+from synapse.observability import logger
 
 
-@api.logger.inject_lambda_context(clear_state=True)
+@logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     try:
@@ -26,9 +27,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         # the API key lookup could not be made: the route answers 503 with Retry-After, not a bare 500
         return _unavailable(err)
     except ClientError as exc:
-        api.logger.error(
-            "API key lookup failed", extra={"error_code": exc.response.get("Error", {}).get("Code")}
-        )
+        logger.error("API key lookup failed", extra={"error_code": exc.response.get("Error", {}).get("Code")})
         return _unavailable(
             UpstreamUnavailable("The database is unavailable; try again shortly.", retry_after=5)
         )

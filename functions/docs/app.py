@@ -22,7 +22,9 @@ _BEARER: dict[str, Any] = {
     }
 }
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 app.configure_openapi_merge(
     path=str(_FUNCTIONS),

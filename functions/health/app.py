@@ -5,7 +5,9 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from synapse import api
 from synapse.models import Health
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 

@@ -4,19 +4,19 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse import api
-from synapse.auth import Principal
-from synapse.identity import current as current_identity
+from synapse import api, identity
 from synapse.models import IdentityOut, Scope
+from synapse.principal import Principal
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 
 @app.get("/memory/identity/<userId>", summary="The identity line", tags=["conversation"])
-def identity(userId: str, who: Annotated[Principal, Depends(api.caller)]) -> IdentityOut:
-    user_id = who.check_user_id(userId)
-    return IdentityOut(userId=user_id, identity=current_identity(user_id))
+def identity_route(userId: str, who: Annotated[Principal, Depends(api.caller)]) -> IdentityOut:
+    return identity.identity_of(who, userId)
 
 
 handler = api.entrypoint(app, scope=Scope.read)

@@ -13,10 +13,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse import api, ingest
-from synapse.auth import Principal
 from synapse.models import IngestIn, IngestOut, Scope
+from synapse.principal import Principal
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 

@@ -6,10 +6,12 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
-from synapse.auth import Principal
 from synapse.models import Category, MemoryList, Scope, Source
+from synapse.principal import Principal
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 

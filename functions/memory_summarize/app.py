@@ -5,16 +5,18 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
 from synapse import api, sessions
-from synapse.auth import Principal
 from synapse.models import Scope, SummarizeIn, SummaryOut
+from synapse.principal import Principal
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 
 @app.post("/memory/summarize", summary="Summarize a session", tags=["conversation"])
 def summarize(body: SummarizeIn, who: Annotated[Principal, Depends(api.caller)]) -> SummaryOut:
-    return sessions.summarize(who.check_user_id(body.userId), body.sessionId, body.messages)
+    return sessions.summarize(who, body)
 
 
 handler = api.entrypoint(app, scope=Scope.write)

@@ -5,10 +5,12 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
 from synapse import api, memories
-from synapse.auth import Principal
 from synapse.models import Memory
+from synapse.principal import Principal
 
-app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
 api.setup(app)
 
 

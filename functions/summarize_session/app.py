@@ -5,14 +5,15 @@ from typing import Any
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import api, sessions
+from synapse import sessions
+from synapse.observability import logger, tracer
 
 
-@api.logger.inject_lambda_context(clear_state=True)
-@api.tracer.capture_lambda_handler
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     detail = event.detail
     chunk = sessions.summary_due(str(detail["userId"]), str(detail["sessionId"]), int(detail["msgCount"]))
-    api.logger.info("session summary", extra={"written": chunk is not None, "msg_count": detail["msgCount"]})
+    logger.info("session summary", extra={"written": chunk is not None, "msg_count": detail["msgCount"]})
     return {"chunk_id": chunk.chunk_id if chunk else None}

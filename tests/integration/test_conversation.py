@@ -518,10 +518,10 @@ def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
     inner = ingest_module.ingest
     twin: dict[str, Any] = {}
 
-    def slow_first(who: Any, body: Any, **kwargs: Any) -> Any:
+    def slow_first(*args: Any, **kwargs: Any) -> Any:
         if not twin:
             twin["answer"] = ingest(call, THAI_AND_ENGLISH)
-        return inner(who, body, **kwargs)
+        return inner(*args, **kwargs)
 
     monkeypatch.setattr(ingest_module, "ingest", slow_first)
     first = ingest(call, THAI_AND_ENGLISH)
@@ -538,10 +538,9 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
     from synapse.models import utcnow
 
     old = utcnow() - timedelta(days=8)
-    store.append_messages("alice", "s1", [("user", "an old secret")], request_hash="old", now=old, ttl_days=7)
-    store.append_messages(
-        "alice", "s1", [("user", "a fresh fact")], request_hash="new", now=utcnow(), ttl_days=7
-    )
+    alice = store.Space("alice")
+    store.append_messages(alice, "s1", [("user", "an old secret")], request_id="old", now=old, ttl_days=7)
+    store.append_messages(alice, "s1", [("user", "a fresh fact")], request_id="new", now=utcnow(), ttl_days=7)
     # When the session is summarized from its stored messages, and everything is exported
     summary = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
     export = call("me_export", "GET", "/me/export", who=ALICE)["json"]
@@ -596,3 +595,116 @@ def test_a_summary_of_only_transient_turns_says_so_instead_of_being_empty(
     assert answer["json"]["summary"].startswith(expected)
     chunks = summaries_of(call, "chit")
     assert [c["summary"] for c in chunks] == [answer["json"]["summary"]]
+
+
+def test_an_ingest_body_is_parsed_once(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given every JSON parse of the process is counted
+    import json
+
+    body = {"sessionId": "s-once", "messages": [{"role": "user", "content": "I live in Chiang Mai"}]}
+    text = json.dumps(body)
+    real = json.loads
+    parsed: list[str] = []
+
+    def counting(s: Any, *args: Any, **kwargs: Any) -> Any:
+        if s == text:
+            parsed.append(s)
+        return real(s, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counting)
+    # When an ingest arrives
+    answer = call("memory_ingest", "POST", "/memory/ingest", raw_body=text, who=ALICE)
+    # Then it was answered, and its body parsed a single time (pre-checks and validation share it)
+    assert answer["statusCode"] == 200, answer
+    assert len(parsed) == 1
+
+
+def _race_on_save(monkeypatch: pytest.MonkeyPatch, meanwhile: Any) -> None:
+    """Run `meanwhile()` once, between an ingest's read of the memories and its write of them."""
+    from synapse import ingest as ingest_module
+    from synapse import store
+
+    real_save = store.save
+    done: list[bool] = []
+
+    def save_after_a_rival(space: Any, changes: Any) -> None:
+        if not done and len(changes) > 1:
+            done.append(True)
+            meanwhile()
+        real_save(space, changes)
+
+    monkeypatch.setattr(ingest_module.store, "save", save_after_a_rival)
+    assert not done
+
+
+def test_a_put_landing_between_an_ingests_read_and_write_is_not_overwritten_unseen(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given alice's name, and an ingest that will change it
+    first = ingest(call, [{"role": "user", "content": "My name is Alice and I live in Berlin"}])["json"]
+    name = next(m for m in first["nuggets"] if m["category"] == "identity" and "Alice" in m["content"])
+    put: dict[str, Any] = {}
+
+    def rival() -> None:
+        put["answer"] = call(
+            "memory_update",
+            "PUT",
+            f"/memory/{name['id']}",
+            body={"expires_at": "2099-01-01T00:00:00Z"},
+            path_params={"id": name["id"]},
+            route="/memory/{id}",
+            who=ALICE,
+        )
+
+    _race_on_save(monkeypatch, rival)
+    # When a PUT of that memory lands after the ingest read it and before it writes
+    second = ingest(call, [{"role": "user", "content": "My name is Alicia and I live in Munich"}])["json"]
+    # Then the PUT went in, and the ingest redid its change on top of it (read again), not over it blind:
+    # the expiry the PUT set (which an ingest keeps) is still there
+    assert put["answer"]["statusCode"] == 200
+    got = call(
+        "memory_get",
+        "GET",
+        f"/memory/{name['id']}",
+        path_params={"id": name["id"]},
+        route="/memory/{id}",
+        who=ALICE,
+    )["json"]
+    assert "Alicia" in got["content"] and got["expires_at"] == "2099-01-01T00:00:00Z"
+    assert name["id"] in [m["id"] for m in second["nuggets"]]
+
+
+def test_a_delete_landing_between_an_ingests_read_and_write_stays_deleted(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given alice's city, and an ingest that will change it
+    first = ingest(call, [{"role": "user", "content": "My name is Alice and I live in Berlin"}])["json"]
+    city = next(m for m in first["nuggets"] if "Berlin" in m["content"])
+
+    def rival() -> None:
+        assert (
+            call(
+                "memory_delete",
+                "DELETE",
+                f"/memory/{city['id']}",
+                path_params={"id": city["id"]},
+                route="/memory/{id}",
+                who=ALICE,
+            )["statusCode"]
+            == 204
+        )
+
+    _race_on_save(monkeypatch, rival)
+    # When the memory is deleted after the ingest read it and before it writes
+    second = ingest(call, [{"role": "user", "content": "My name is Alice and I live in Munich"}])["json"]
+    # Then the deletion (the newer act) stands, and the answer does not claim the nugget
+    got = call(
+        "memory_get",
+        "GET",
+        f"/memory/{city['id']}",
+        path_params={"id": city["id"]},
+        route="/memory/{id}",
+        who=ALICE,
+    )
+    assert got["statusCode"] == 404
+    assert city["id"] not in [m["id"] for m in second["nuggets"]]

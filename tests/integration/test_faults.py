@@ -317,28 +317,29 @@ def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_w
     # Given a session with 2 messages, and a second ingest that lands between our read of the count
     # and our transaction (what a parallel Lambda does)
     now = utcnow()
-    store.append_messages(
-        "u-race", "s", [("user", "one"), ("user", "two")], request_hash="h0", now=now, ttl_days=1
-    )
-    real_get = store._get
+    from synapse.store import conversations, keys
+
+    race = store.Space("u-race")
+    store.append_messages(race, "s", [("user", "one"), ("user", "two")], request_id="h0", now=now, ttl_days=1)
+    real_get = conversations._get
     raced: list[bool] = []
 
-    def get_then_race(user_id: str, sk: str, *args: Any) -> Any:
-        found = real_get(user_id, sk, *args)
-        if sk == store.session_sk("s") and not raced:
+    def get_then_race(space: store.Space, sk: str, *args: Any) -> Any:
+        found = real_get(space, sk, *args)
+        if sk == keys.session_sk("s") and not raced:
             raced.append(True)
-            store.append_messages("u-race", "s", [("user", "rival")], request_hash="h1", now=now, ttl_days=1)
+            store.append_messages(race, "s", [("user", "rival")], request_id="h1", now=now, ttl_days=1)
         return found
 
-    monkeypatch.setattr(store, "_get", get_then_race)
+    monkeypatch.setattr(conversations, "_get", get_then_race)
     # When ours is written
     span = store.append_messages(
-        "u-race", "s", [("user", "three"), ("user", "four")], request_hash="h2", now=now, ttl_days=1
+        race, "s", [("user", "three"), ("user", "four")], request_id="h2", now=now, ttl_days=1
     )
     # Then it took the numbers after the winner's, and nothing was counted twice or overwritten
     assert raced and (span.first, span.last, span.replayed) == (4, 5, False)
-    assert store.session_count("u-race", "s") == 5
-    stored = [(m.seq, m.content) for m in store.read_messages("u-race", "s", 1, 10)]
+    assert store.session_count(race, "s") == 5
+    stored = [(m.seq, m.content) for m in store.read_messages(race, "s", 1, 10)]
     assert stored == [(1, "one"), (2, "two"), (3, "rival"), (4, "three"), (5, "four")]
 
 
@@ -347,23 +348,22 @@ def test_a_marker_past_its_ttl_is_not_a_retry(aws: Any) -> None:
     from datetime import timedelta
 
     then = utcnow() - timedelta(hours=5)
-    first = store.append_messages(
-        "u-ttl", "s", [("user", "hello there")], request_hash="h", now=then, ttl_days=7
-    )
+    ttl = store.Space("u-ttl")
+    first = store.append_messages(ttl, "s", [("user", "hello there")], request_id="h", now=then, ttl_days=7)
     # When the same batch arrives within the hour: a retry; five hours later: a new ingest
     retry = store.append_messages(
-        "u-ttl",
+        ttl,
         "s",
         [("user", "hello there")],
-        request_hash="h",
+        request_id="h",
         now=then + timedelta(minutes=30),
         ttl_days=7,
     )
     later = store.append_messages(
-        "u-ttl", "s", [("user", "hello there")], request_hash="h", now=utcnow(), ttl_days=7
+        ttl, "s", [("user", "hello there")], request_id="h", now=utcnow(), ttl_days=7
     )
     # Then the retry found the first range, the later one was stored and counted
     assert (first.first, first.replayed) == (1, False)
     assert (retry.first, retry.replayed) == (1, True)
     assert (later.first, later.last, later.replayed) == (2, 2, False)
-    assert store.session_count("u-ttl", "s") == 2
+    assert store.session_count(ttl, "s") == 2

@@ -10,7 +10,7 @@ import botocore.session
 import pytest
 from botocore.parsers import create_parser
 
-from synapse import aws
+from synapse import aws, state
 
 VECTOR = bytes(range(256)) * 3 + b"\x00\x01\x02\x03\x04\x05\x06\x07"
 
@@ -104,10 +104,10 @@ def test_errors_are_parsed_by_botocore() -> None:
 
 
 def test_every_client_of_the_service_parses_with_it() -> None:
-    aws.reset()
+    state.reset()
     try:
         factory = aws.session().get_component("response_parser_factory")
         assert isinstance(factory.create_parser("json"), aws.ItemParser)
         assert not isinstance(factory.create_parser("rest-json"), aws.ItemParser)
     finally:
-        aws.reset()
+        state.reset()

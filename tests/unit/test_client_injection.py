@@ -9,7 +9,7 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
-from synapse import aws, store
+from synapse import aws, state, store
 from synapse.config import settings
 
 
@@ -22,11 +22,11 @@ def stubbed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubber]:
     )
     with Stubber(ddb) as stub:
         aws.use_client("dynamodb", ddb)
-        store.reset()
+        state.reset()
         yield stub
         stub.assert_no_pending_responses()
     aws.use_client("dynamodb", None)
-    store.reset()
+    state.reset()
     settings.cache_clear()
 
 
@@ -43,19 +43,19 @@ def test_store_uses_the_client_a_test_gives(stubbed: Stubber) -> None:
         },
     )
     # When the store reads it, Then the answer came through the given client
-    assert store.get_identity("alice") == ("ชื่อ มานี, likes tea", 1800000000)
+    assert store.get_identity(store.Space("alice")) == ("ชื่อ มานี, likes tea", 1800000000)
 
 
 def test_without_a_given_client_the_store_makes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     given = object()
     aws.use_client("dynamodb", given)
-    store.reset()
+    state.reset()
     try:
         assert store.client() is given
     finally:
         aws.use_client("dynamodb", None)
-        store.reset()
+        state.reset()
     own = store.client()
     assert own is not given and own.meta.service_model.service_name == "dynamodb"
-    store.reset()
+    state.reset()

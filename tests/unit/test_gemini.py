@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse import embeddings, llm
+from synapse import llm, state
 from synapse.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
 from synapse.errors import UpstreamUnavailable
 from synapse.llm import (
@@ -204,10 +204,8 @@ def test_a_hanging_upstream_times_out_into_upstream_unavailable(
     # Given Gemini never answers within the 300 ms timeout, and two attempts are allowed
     monkeypatch.setenv("GEMINI_TIMEOUT_MS", "300")
     monkeypatch.setenv("GEMINI_ATTEMPTS", "2")
-    from synapse.config import settings
 
-    settings.cache_clear()
-    embeddings.reset_clients()
+    state.reset()
     gemini_double.hang_next(5, seconds=3)
 
     # When a query is embedded

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import store
+from synapse import memories, store
 from synapse.errors import NotFound
+from synapse.models import MemoryPatch
+from synapse.principal import Principal
+from synapse.store import db, keys
 
 
 @pytest.mark.parametrize(
@@ -13,15 +16,15 @@ from synapse.errors import NotFound
     [("s1", 1, "sum:s1:chunk_1"), ("chat_2026_12", 12, "sum:chat_2026_12:chunk_12"), ("a.b-c", 9999, None)],
 )
 def test_a_chunk_id_is_its_sort_key_without_the_padding(session: str, n: int, public: str | None) -> None:
-    sk = store.summary_sk(session, n)
-    assert store.chunk_id(sk) == (public or f"sum:{session}:chunk_{n}")
+    sk = keys.summary_sk(session, n)
+    assert keys.chunk_id(sk) == (public or f"sum:{session}:chunk_{n}")
 
 
 def test_summary_keys_sort_in_write_order() -> None:
     # the padding is what makes DynamoDB's byte order the chunks' order
-    keys = [store.summary_sk("s", n) for n in (1, 2, 9, 10, 11, 100)]
-    assert sorted(keys) == keys
-    assert [store.chunk_id(k) for k in keys] == [f"sum:s:chunk_{n}" for n in (1, 2, 9, 10, 11, 100)]
+    sks = [keys.summary_sk("s", n) for n in (1, 2, 9, 10, 11, 100)]
+    assert sorted(sks) == sks
+    assert [keys.chunk_id(k) for k in sks] == [f"sum:s:chunk_{n}" for n in (1, 2, 9, 10, 11, 100)]
 
 
 def test_ids_of_a_shape_the_service_never_makes_are_not_found_without_asking_dynamodb(
@@ -32,15 +35,17 @@ def test_ids_of_a_shape_the_service_never_makes_are_not_found_without_asking_dyn
         def __call__(self) -> None:
             raise AssertionError("DynamoDB was called")
 
-        def cache_clear(self) -> None:  # store.reset() clears the real one's cache
+        def cache_clear(self) -> None:  # state.reset() clears the real one's cache
             pass
 
-    monkeypatch.setattr(store, "client", NoClient())
+    monkeypatch.setattr(db, "client", NoClient())
+    alice = Principal(user_id="alice", kind="user", scopes=frozenset({"memory:read", "memory:write"}))
+    space = store.Space("alice")
     for bad in ("x" * 2000, "../nug:other", "ABC DEF", ""):
-        assert store.get_memory("alice", bad) is None
+        assert store.get(space, bad) is None
         with pytest.raises(NotFound):
-            store.delete_memory("alice", bad)
+            store.delete(space, bad)
         with pytest.raises(NotFound):
-            store.update_memory("alice", bad, fields={"verified": True}, now=store.utcnow())
+            memories.update(alice, bad, MemoryPatch(priority="high"))
         with pytest.raises(NotFound):
             store.delete_api_key("alice", bad)

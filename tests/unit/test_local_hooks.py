@@ -9,7 +9,7 @@ import botocore.session
 import pytest
 
 from local.aws import hook_every_session, raw_client
-from synapse import aws
+from synapse import aws, state
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def restore_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
     # hook_every_session patches botocore's Session for the whole process: undone after the test
     monkeypatch.setattr(botocore.session.Session, "__init__", botocore.session.Session.__init__)
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
-    aws.reset()
+    state.reset()
 
 
 def test_service_and_boto3_sessions_are_hooked_raw_clients_are_not(restore_sessions: None) -> None:

@@ -60,7 +60,7 @@ def test_decode_matrix_reads_many_vectors_in_one_copy() -> None:
 def test_dense_scores_rank_like_exact_cosine() -> None:
     rng = np.random.default_rng(3)
     m = unit(rng, 500)
-    corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
     q = m[7] + 0.1 * unit(rng, 1)[0]
     scores = recall.dense_scores(corpus, q, candidates=50)
     exact = m @ q
@@ -74,7 +74,7 @@ def matryoshka_like(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def corpus_of(m: np.ndarray) -> recall.Corpus:
-    return recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    return recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
 
 
 def small_prefix(monkeypatch: pytest.MonkeyPatch, dims: int, pool: int) -> None:
@@ -118,7 +118,7 @@ def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch:
     decay = np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
     m = unit(rng, 2000) * decay
     m /= np.linalg.norm(m, axis=1, keepdims=True)
-    corpus = recall.build_corpus([raw_item(i, v) for i, v in enumerate(m)], "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
     assert corpus.prefix is None  # a cold load scores exactly; the prefix comes with reuse
     corpus = recall.with_prefix(corpus)
     assert corpus.prefix is not None and corpus.prefix.shape == (2000, 32)
@@ -157,7 +157,7 @@ def test_vectors_of_another_model_or_size_are_left_out() -> None:
         raw_item(2, unit(rng, 1, 32)[0], model="m"),
         raw_item(3, None),
     ]
-    corpus = recall.build_corpus(items, "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(store.columns(items), "v1", f"m/{DIM}")
     assert corpus.vec_rows.tolist() == [0]
     assert len(corpus) == 4
 
@@ -173,21 +173,21 @@ def test_rows_map_back_to_their_items_whatever_is_mixed_in() -> None:
         raw_item(3, unit(rng, 1, 32)[0]),
         raw_item(4, mine[1]),
     ]
-    rows, vectors, scales = recall.vector_index(items, f"m/{DIM}")
+    rows, vectors, scales = recall.vector_index(store.columns(items).embs, f"m/{DIM}")
     # Then each kept row is the index of its item, and its vector is that item's
     assert rows.tolist() == [1, 4]
     assert np.allclose(vectors.astype(np.float32) * scales[:, None], mine, atol=0.02)
-    assert recall.vector_index(items, None)[0].tolist() == []
+    assert recall.vector_index(store.columns(items).embs, None)[0].tolist() == []
 
 
 def test_the_cache_serves_a_corpus_only_for_its_version() -> None:
     cache = recall._CorpusCache(max_rows=10)
-    corpus = recall.build_corpus([raw_item(i, None) for i in range(4)], "v1", None)
+    corpus = recall.build_corpus(store.columns([raw_item(i, None) for i in range(4)]), "v1", None)
     cache.put("alice", corpus)
     assert cache.get("alice", None, "v1") is corpus
     assert cache.get("alice", None, "v2") is None  # a write changed the version
     assert cache.get("bob", None, "v1") is None
-    cache.put("bob", recall.build_corpus([raw_item(i, None) for i in range(8)], "v1", None))
+    cache.put("bob", recall.build_corpus(store.columns([raw_item(i, None) for i in range(8)]), "v1", None))
     assert cache.get("alice", None, "v1") is None  # evicted: over the row budget
 
 
@@ -195,7 +195,9 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
     from synapse import ranking
 
     texts = ["likes black coffee", "ชอบกาแฟดำ", "runs on weekends", "learning Rust", "dog named Kai"]
-    before = recall.build_corpus([raw_item(i, None, content=t) for i, t in enumerate(texts)], "v1", None)
+    before = recall.build_corpus(
+        store.columns([raw_item(i, None, content=t) for i, t in enumerate(texts)]), "v1", None
+    )
     calls: list[str] = []
     real = ranking.tokenize
     monkeypatch.setattr(ranking, "tokenize", lambda text: calls.append(text) or real(text))
@@ -205,10 +207,10 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
     after_items[3]["key"] = {"S": "language_learning"}  # key changed
     del after_items[4]  # deleted
     after_items.append(raw_item(9, None, content="moved to Chiang Mai"))  # new
-    after = recall.build_corpus(after_items, "v2", None, previous=before)
+    after = recall.build_corpus(store.columns(after_items), "v2", None, previous=before)
     assert len(calls) == 4  # the unchanged memory (id0) is not tokenized again
     assert after.tokens[0] is before.tokens[0]
-    fresh = recall.build_corpus(after_items, "v2", None)
+    fresh = recall.build_corpus(store.columns(after_items), "v2", None)
     assert after.tokens == fresh.tokens
     query = real("ชาเขียว Chiang Mai sport language")
     assert np.array_equal(after.bm25.scores(query), fresh.bm25.scores(query))
@@ -216,13 +218,15 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
 
 def test_a_stale_cached_corpus_lends_its_tokens_to_the_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     recall.CACHE.clear()
-    old = recall.build_corpus([raw_item(i, None) for i in range(3)], "v1", None)
+    old = recall.build_corpus(store.columns([raw_item(i, None) for i in range(3)]), "v1", None)
     recall.CACHE.put("alice", old)
     monkeypatch.setattr(store, "get_version", lambda user_id: "v2")
-    monkeypatch.setattr(store, "nugget_items", lambda user_id: [raw_item(i, None) for i in range(4)])
+    monkeypatch.setattr(
+        store, "read_columns", lambda space: store.columns([raw_item(i, None) for i in range(4)])
+    )
     monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
     try:
-        corpus = recall.load_corpus("alice", None)
+        corpus = recall.load_corpus(store.Space("alice"), None)
         assert corpus.version == "v2" and len(corpus) == 4
         assert corpus.tokens[0] is old.tokens[0]
         assert recall.CACHE.stale("bob", None) is None  # never another user's

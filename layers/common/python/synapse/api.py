@@ -9,9 +9,9 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, cast
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -21,7 +21,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse.auth import Principal
 from synapse.errors import (
     InvalidJson,
     NotFound,
@@ -31,15 +30,27 @@ from synapse.errors import (
     ValidationFailed,
 )
 from synapse.models import Scope
+from synapse.observability import logger, metrics, tracer
+from synapse.principal import Principal
 
-logger = Logger()
-# only botocore: patch_all would also import and patch requests, httplib, sqlite3 and more at init
-tracer = Tracer(patch_modules=("botocore",))
-metrics = Metrics(namespace="Synapse")
+__all__ = ["JSON", "caller", "entrypoint", "json_body", "logger", "metrics", "setup", "to_json", "tracer"]
 
 MAX_BODY_BYTES = 256 * 1024
 JSON = "application/json; charset=utf-8"
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+
+# the body as `_precheck` parsed it, so that the resolver does not parse it again (`json_body`)
+_parsed: ContextVar[tuple[str, Any] | None] = ContextVar("parsed_body", default=None)
+
+
+def json_body(text: str) -> Any:
+    """The resolver's JSON deserializer (`json_body_deserializer=api.json_body`): the value the
+    pre-checks already parsed from this very body, else a parse."""
+    parsed = _parsed.get()
+    if parsed is not None and (parsed[0] is text or parsed[0] == text):
+        return parsed[1]
+    return json.loads(text)
 
 
 def to_json(value: Any) -> str:
@@ -157,6 +168,7 @@ def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, pu
     Powertools validates the body before any middleware runs, so these checks sit in front of
     the resolver: a caller without rights learns nothing about the body's shape.
     """
+    _parsed.set(None)
     raw = _body_bytes(event)
     if len(raw) > MAX_BODY_BYTES:
         raise PayloadTooLarge("The body is larger than 256 KiB.")
@@ -170,14 +182,16 @@ def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, pu
         try:
             # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
             # resolver then cannot read; the contract's JSON is UTF-8
-            json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            value = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidJson("The body is not valid JSON.") from exc
         # JSON is read whatever the label (curl -d sends form-urlencoded)
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
         headers["content-type"] = "application/json"
         event["headers"] = headers
-        event["body"], event["isBase64Encoded"] = raw.decode(), False
+        event["body"], event["isBase64Encoded"] = text, False
+        _parsed.set((text, value))
 
 
 def entrypoint(

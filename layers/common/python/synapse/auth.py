@@ -5,83 +5,26 @@ from __future__ import annotations
 import re
 import secrets
 import uuid
-from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from synapse import store
 from synapse.config import settings
-from synapse.errors import Forbidden, Unauthorized, UpstreamUnavailable
-from synapse.models import USER_ID_RE, ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn, Scope, Source, utcnow
+from synapse.errors import Unauthorized, UpstreamUnavailable
+from synapse.models import USER_ID_RE, ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn, Scope, utcnow
+from synapse.principal import ALL_SCOPES, Principal
+from synapse.state import per_container
 
 if TYPE_CHECKING:
     import jwt
 
-ALL_SCOPES = (Scope.read.value, Scope.write.value)
 _ASYMMETRIC = ["RS256", "ES256"]
 _KEY_BODY = re.compile(r"^[A-Za-z0-9_-]{32,128}$")
-
-
-@dataclass(frozen=True)
-class Principal:
-    """The caller, as the authorizer established it."""
-
-    user_id: str
-    kind: str  # "user" (a human, JWT) or "agent" (an API key)
-    scopes: frozenset[str] = field(default_factory=frozenset)
-    key_id: str = ""
-
-    @property
-    def is_user(self) -> bool:
-        return self.kind == "user"
-
-    @property
-    def source(self) -> Source:
-        return Source.user if self.is_user else Source.agent
-
-    def require(self, scope: Scope) -> None:
-        if scope.value not in self.scopes:
-            raise Forbidden(f"This API key lacks the {scope.value} scope.")
-
-    def require_user(self) -> None:
-        if not self.is_user:
-            raise Forbidden("Only a signed-in user can do this; API keys cannot.")
-
-    def check_user_id(self, user_id: str | None) -> str:
-        """A userId named in a body or path must be the caller's own; omitted, it is."""
-        if user_id is not None and user_id != self.user_id:
-            raise Forbidden("You can only act on your own memories.")
-        return self.user_id
-
-    def context(self) -> dict[str, str]:
-        """The authorizer's context (simple responses allow only flat string values)."""
-        return {
-            "userId": self.user_id,
-            "kind": self.kind,
-            "scopes": " ".join(sorted(self.scopes)),
-            "keyId": self.key_id,
-        }
-
-    @classmethod
-    def from_context(cls, ctx: dict[str, Any] | None) -> Principal:
-        ctx = ctx or {}
-        if ctx.get("unavailable"):  # the authorizer could not look the API key up
-            raise UpstreamUnavailable(str(ctx["unavailable"]), retry_after=int(ctx.get("retryAfter") or 5))
-        user_id, kind = ctx.get("userId"), ctx.get("kind")
-        if not isinstance(user_id, str) or not USER_ID_RE.match(user_id) or kind not in ("user", "agent"):
-            raise Unauthorized(str(ctx.get("error") or "A valid bearer token is required."))
-        return cls(
-            user_id=user_id,
-            kind=kind,
-            scopes=frozenset(str(ctx.get("scopes", "")).split()),
-            key_id=str(ctx.get("keyId", "")),
-        )
 
 
 # --- JWT ----------------------------------------------------------------------------------
 
 
-@cache
+@per_container
 def _jwks_client(url: str) -> jwt.PyJWKClient:
     # PyJWKClient caches the key set; one per container
     import jwt

@@ -13,12 +13,13 @@ JSON is loaded, binaries aside, so the parser takes it as it is and base64-decod
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 import botocore.session
 from botocore.config import Config
 from botocore.parsers import JSONParser, ResponseParserFactory
+
+from synapse.state import per_container
 
 _AS_IS = frozenset(("S", "N", "BOOL", "NULL", "SS", "NS"))  # strings, booleans and lists of strings
 
@@ -67,7 +68,7 @@ class _Parsers(ResponseParserFactory):
         return super().create_parser(protocol_name)
 
 
-@cache
+@per_container
 def session() -> botocore.session.Session:
     # region and credentials come from the Lambda environment, as boto3's default session would take them
     sess = botocore.session.get_session()
@@ -90,13 +91,8 @@ def client(service: str, **config: Any) -> Any:
 
 def use_client(service: str, given: Any | None) -> None:
     """Tests: make every module's `service` client this one (e.g. with a botocore Stubber), or None
-    for real clients again. The modules cache their clients: call `store.reset()` after."""
+    for real clients again. The modules cache their clients: call `state.reset()` after."""
     if given is None:
         _given.pop(service, None)
     else:
         _given[service] = given
-
-
-def reset() -> None:
-    """Forget the session (tests switch between moto contexts and environments)."""
-    session.cache_clear()

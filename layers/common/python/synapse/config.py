@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import cache
+
+from synapse.state import per_container
 
 
 def _int(name: str, default: int, lo: int, hi: int) -> int:
@@ -54,7 +55,7 @@ class Settings:
     gemini_retry_max_delay: float
 
 
-@cache
+@per_container
 def settings() -> Settings:
     """Read and validate the environment once per container (tests call `settings.cache_clear()`)."""
     return Settings(

@@ -17,13 +17,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from synapse.config import settings
 from synapse.errors import UpstreamUnavailable
+from synapse.state import on_reset, per_container
 
 if TYPE_CHECKING:
     from google import genai
@@ -37,7 +37,6 @@ __all__ = [
     "gemini_client",
     "get_embedder",
     "l2_normalize",
-    "reset_clients",
     "upstream_guard",
     "uses_prompt_prefixes",
 ]
@@ -129,12 +128,10 @@ def gemini_client(api_key: str) -> genai.Client:
         return client
 
 
-def reset_clients() -> None:
-    """Forget every cached client and embedder (tests; a changed environment)."""
+@on_reset
+def _forget_clients() -> None:
     with _clients_lock:
         _clients.clear()
-    _gemini_embedder.cache_clear()
-    _local_embedder.cache_clear()
 
 
 # --- errors --------------------------------------------------------------------------------------------
@@ -267,12 +264,12 @@ class GeminiEmbedder:
 # --- the factory -------------------------------------------------------------------------------------
 
 
-@cache
+@per_container
 def _gemini_embedder(api_key: str) -> GeminiEmbedder:
     return GeminiEmbedder(api_key)
 
 
-@cache
+@per_container
 def _local_embedder(name: str) -> Embedder | None:
     from synapse.embeddings_local import local_embedder
 

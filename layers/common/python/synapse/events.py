@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -11,6 +10,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from synapse import aws
 from synapse.config import settings
 from synapse.errors import UpstreamUnavailable
+from synapse.state import per_container
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -19,7 +19,7 @@ SOURCE = "synapse.memory"
 SUMMARY_DUE = "SessionSummaryDue"
 
 
-@cache
+@per_container
 def client() -> EventBridgeClient:
     return cast("EventBridgeClient", aws.client("events"))
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from synapse import store
-from synapse.models import PRIORITY_RANK, Category, Memory, utcnow
+from synapse.models import PRIORITY_RANK, Category, IdentityOut, Memory, utcnow
+from synapse.principal import Principal
 
 IDENTITY_CATEGORIES = (Category.identity, Category.preference)
 IDENTITY_MAX_ITEMS = 12
@@ -47,20 +48,26 @@ def _stale_at(memories: Sequence[Memory]) -> int | None:
     return min(ends) if ends else None
 
 
-def rebuild_identity(user_id: str, memories: Iterable[Memory] | None = None) -> bool:
+def rebuild_identity(space: store.Space, memories: Iterable[Memory] | None = None) -> bool:
     """Recompute and store the identity line from live identity and preference memories; True if the
-    line changed. For writers only. `memories` are all of the user's memories when the caller already
+    line changed. For writers only. `memories` are all of the mind's memories when the caller already
     has them (one read saved)."""
     now = utcnow()
-    live = _live(user_id, memories, now)
+    live = _live(space, memories, now)
     line, stale_at = identity_line(live), _stale_at(live)
-    stored = store.get_identity(user_id)
+    stored = store.get_identity(space)
     if (line, stale_at) != stored:
-        store.put_identity(user_id, line, now, stale_at=stale_at)
+        store.put_identity(space, line, now, stale_at=stale_at)
     return line != stored[0]
 
 
-def current(user_id: str) -> str | None:
+def identity_of(who: Principal, user_id: str) -> IdentityOut:
+    """GET /memory/identity/{userId}: the caller's own identity line only."""
+    who.check_user_id(user_id)
+    return IdentityOut(userId=who.user_id, identity=current(store.Space(who.user_id)))
+
+
+def current(space: store.Space) -> str | None:
     """The identity line as it is now: computed afresh if a memory it was made from has expired.
 
     Nothing is written here: the readers that call this (GET /memory/identity, POST /memory/recall)
@@ -68,14 +75,14 @@ def current(user_id: str) -> str | None:
     preference memory; until then a stale line costs each read one query of the user's memories.
     """
     now = utcnow()
-    line, stale_at = store.get_identity(user_id)
+    line, stale_at = store.get_identity(space)
     if stale_at is not None and stale_at <= now.timestamp():
-        line = identity_line(_live(user_id, None, now))
+        line = identity_line(_live(space, None, now))
     return line
 
 
-def _live(user_id: str, memories: Iterable[Memory] | None, now: datetime) -> list[Memory]:
-    """The user's live identity and preference memories (read when the caller has none at hand)."""
+def _live(space: store.Space, memories: Iterable[Memory] | None, now: datetime) -> list[Memory]:
+    """The mind's live identity and preference memories (read when the caller has none at hand)."""
     if memories is None:
-        memories = [m for m, _ in store.memories_with_rev(user_id, store.MemoryFilter(live_at=now))]
+        memories = store.query(space, store.MemoryFilter(live_at=now))[0]
     return [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]

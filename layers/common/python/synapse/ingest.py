@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
@@ -22,62 +21,61 @@ from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import P
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse import events, llm, store
-from synapse.auth import Principal
 from synapse.config import settings
 from synapse.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
-from synapse.models import (
-    Category,
-    IngestIn,
-    IngestOut,
-    Memory,
-    Role,
-    Source,
-    normalize_tags,
-    utcnow,
-)
+from synapse.minds import space_of
+from synapse.models import Category, IngestIn, IngestOut, Memory, Role, Source, normalize_tags, utcnow
+from synapse.principal import Principal
 from synapse.providers import gemini_key_for
 
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200
 
 
-def request_hash(user_id: str, body: IngestIn, client_key: str | None = None) -> str:
-    """What makes two ingests "the same request": user, session and messages, and the client's
-    Idempotency-Key when it sent one (the same turns under two keys are two ingests)."""
-    parts: list[Any] = [user_id, body.sessionId, [[m.role.value, m.content] for m in body.messages]]
-    if client_key:
-        parts.append(client_key)
-    payload = json.dumps(parts, ensure_ascii=False)
+def body_digest(body: IngestIn) -> str:
+    """The request's content: session and messages (the user is the partition it is kept in)."""
+    payload = json.dumps(
+        [body.sessionId, [[m.role.value, m.content] for m in body.messages]], ensure_ascii=False
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def ingest(who: Principal, body: IngestIn, client_key: str | None = None) -> IngestOut:
-    user_id = who.check_user_id(body.userId)
+def request_id(digest: str, client_key: str | None) -> str:
+    """What makes two ingests "the same request": the client's Idempotency-Key when it sent one (the
+    same turns under two keys are two ingests), else the content. One identity for both the cached
+    answer and the marker of the stored messages."""
+    return hashlib.sha256(f"key\x1f{client_key}".encode()).hexdigest()[:32] if client_key else digest
+
+
+def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
+    """Raw messages → event → transient filter → extract → embed → upsert → identity, for a caller
+    already checked (`space` is theirs)."""
     cfg = settings()
     now = utcnow()
     # 1. raw messages and the session count first, atomically and once: kept even if Gemini is down
     span = store.append_messages(
-        user_id,
+        space,
         body.sessionId,
         [(m.role.value, m.content) for m in body.messages],
-        request_hash=request_hash(user_id, body, client_key),
+        request_id=request,
         now=now,
         ttl_days=cfg.raw_message_ttl_days,
     )
-    before = span.first - 1
     events.publish_summaries_due(
-        user_id, body.sessionId, events.summary_boundaries(before, span.last, cfg.summary_every)
+        space.user_id,
+        body.sessionId,
+        events.summary_boundaries(span.first - 1, span.last, cfg.summary_every),
     )
     # 2. skip transient turns; an all-transient batch makes no model call at all
     kept = [m for m in body.messages if not llm.is_transient(m.content)]
     skipped = len(body.messages) - len(kept)
     if not any(m.role == Role.user for m in kept):
         return _nothing_new(skipped)
-    # 3. one extraction call, shown the keys the user already has
-    current = {(m.category, m.key): (m, rev) for m, rev in store.memories_with_rev(user_id)}
-    existing = existing_for_prompt([m for m, _ in current.values()])
-    api_key = gemini_key_for(user_id)
+    # 3. one extraction call, shown the keys the mind already has
+    current = {(s.memory.category, s.memory.key): s for s in store.stored(space)}
+    existing = existing_for_prompt([s.memory for s in current.values()])
+    api_key = gemini_key_for(space.user_id)
     extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
     if not extracted:
         return _nothing_new(skipped)
@@ -86,40 +84,21 @@ def ingest(who: Principal, body: IngestIn, client_key: str | None = None) -> Ing
 
     embedder = get_embedder(api_key)
     vectors = embedder.embed_documents([n.content for n in extracted]) if embedder is not None else None
-    # 5. upsert by key: full items in batched writes
-    items, nuggets, created = [], [], 0
+    # 5. upsert by key, conditional on the revisions read: a write landing in between is read again
+    changes: dict[str, tuple[llm.ExtractedNugget, store.Vector | None]] = {}
     for i, nugget in enumerate(extracted):
-        old, rev = current.get((nugget.category, nugget.key), (None, 0))
-        memory = Memory(
-            id=store.memory_id(user_id, nugget.category, nugget.key),
-            category=nugget.category,
-            key=nugget.key,
-            content=nugget.content,
-            tags=normalize_tags(nugget.tags)[:20],
-            priority=nugget.priority,
-            # written by the service on the caller's behalf: an agent's memory, unverified
-            source=Source.agent,
-            verified=False,
-            confidence=nugget.confidence,
-            expires_at=old.expires_at if old else None,
-            user_id=user_id,
-            session_id=body.sessionId,
-            created_at=old.created_at if old else now,
-            updated_at=now,
-        )
-        created += old is None
         vector = None
         if vectors is not None and embedder is not None:
             vector = store.make_vector(vectors[i], embedder.model)
-        items.append(store.memory_item(memory, vector, rev + 1))
-        nuggets.append(memory)
-    store.put_memories(user_id, items)
+        changes[store.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
+    reads = {store.id_for(space, c, k): s for (c, k), s in current.items()}
+    nuggets, created = _upsert(space, body.sessionId, changes, reads)
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
-        after = {key: m for key, (m, _) in current.items()}
-        after.update({(m.category, m.key): m for m in nuggets})
-        identity_updated = rebuild_identity(user_id, after.values())
+        after = {s.memory.id: s.memory for s in current.values()}
+        after.update({m.id: m for m in nuggets})
+        identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
         nuggets_created=created,
         nuggets_updated=len(nuggets) - created,
@@ -127,6 +106,78 @@ def ingest(who: Principal, body: IngestIn, client_key: str | None = None) -> Ing
         identity_updated=identity_updated,
         nuggets=nuggets,
     )
+
+
+def _upsert(
+    space: store.Space,
+    session_id: str,
+    changes: dict[str, tuple[llm.ExtractedNugget, store.Vector | None]],
+    reads: dict[str, store.Stored],
+) -> tuple[list[Memory], int]:
+    """Write every nugget, each conditional on the revision read; those another writer changed in
+    between are read again and redone on top of that write, and those deleted in between stay deleted
+    (the deletion is newer than what the ingest read). Returns (the memories written, how many new)."""
+    written: dict[str, Memory] = {}
+    created: set[str] = set()
+    pending = list(changes)
+    for attempt in range(store.WRITE_ATTEMPTS):
+        batch = [
+            _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id)) for mem_id in pending
+        ]
+        try:
+            store.save(space, batch)
+            pending = []
+        except store.LostRace as lost:
+            pending = lost.ids
+        for change in batch:
+            if change.memory.id not in pending:
+                written[change.memory.id] = change.memory
+                if change.read is None:
+                    created.add(change.memory.id)
+        if not pending:
+            break
+        store.backoff(attempt)
+        for mem_id in list(pending):
+            found = store.get(space, mem_id)
+            if found is not None:
+                reads[mem_id] = found
+            elif reads.pop(mem_id, None) is not None:
+                pending.remove(mem_id)  # deleted since it was read: left to the newer write
+        if not pending:
+            break
+    if pending:
+        raise store.busy()
+    return [written[mem_id] for mem_id in changes if mem_id in written], len(created)
+
+
+def _change(
+    space: store.Space,
+    session_id: str,
+    mem_id: str,
+    nugget: llm.ExtractedNugget,
+    vector: store.Vector | None,
+    read: store.Stored | None,
+) -> store.Change:
+    old = read.memory if read is not None else None
+    now = utcnow()
+    memory = Memory(
+        id=mem_id,
+        category=nugget.category,
+        key=nugget.key,
+        content=nugget.content,
+        tags=normalize_tags(nugget.tags)[:20],
+        priority=nugget.priority,
+        # written by the service on the caller's behalf: an agent's memory, unverified
+        source=Source.agent,
+        verified=False,
+        confidence=nugget.confidence,
+        expires_at=old.expires_at if old else None,
+        user_id=space.user_id,
+        session_id=session_id,
+        created_at=old.created_at if old else now,
+        updated_at=now,
+    )
+    return store.Change(memory=memory, read=read, vector=vector)
 
 
 def _nothing_new(skipped: int) -> IngestOut:
@@ -155,54 +206,49 @@ def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]
 
 
 # --- retries: Powertools idempotency ------------------------------------------------------------
-# Without a client key the whole request is the key; with one, (user, key) is, and the body must match.
-_BY_BODY = IdempotencyConfig(expires_after_seconds=3600)
+# The record's key is the request identity; with a client key, the content must match too.
+_BY_CONTENT = IdempotencyConfig(expires_after_seconds=3600, event_key_jmespath="request")
 _BY_CLIENT_KEY = IdempotencyConfig(
-    expires_after_seconds=3600,
-    event_key_jmespath="[userId, idempotencyKey]",
-    payload_validation_jmespath="body",
+    expires_after_seconds=3600, event_key_jmespath="request", payload_validation_jmespath="content"
 )
 
 
 def register_lambda_context(context: LambdaContext) -> None:
     """Powertools times out an in-progress record with the Lambda's remaining time."""
-    _BY_BODY.register_lambda_context(context)
+    _BY_CONTENT.register_lambda_context(context)
     _BY_CLIENT_KEY.register_lambda_context(context)
 
 
-def _run(request: dict[str, Any], who: Principal) -> IngestOut:
-    return ingest(who, IngestIn.model_validate(request["body"]), client_key=request["idempotencyKey"])
+def _run(identity: dict[str, str], space: store.Space, body: IngestIn) -> IngestOut:
+    return ingest(space, body, identity["request"])
 
 
 def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> IngestOut:
-    """`ingest`, once per request: a retry within an hour gets the first answer.
+    """POST /memory/ingest: `ingest`, once per request; a retry within an hour gets the first answer.
 
     Records live in the user's own partition of the idempotency table (`static_pk_value`), so
     DELETE /me can delete the cached answers, which hold memory texts. The layer is built per request
     (cheap: the container's one DynamoDB client is reused).
     """
-    user_id = who.check_user_id(body.userId)
+    who.check_user_id(body.userId)
+    space = space_of(who)
+    digest = body_digest(body)
     persistence = DynamoDBPersistenceLayer(
         table_name=settings().idempotency_table,
-        static_pk_value=store.idempotency_pk(user_id),
+        static_pk_value=store.idempotency_pk(space.user_id),
         sort_key_attr="sk",
         boto3_client=store.client(),
     )
     once = idempotent_function(
         _run,
-        data_keyword_argument="request",
+        data_keyword_argument="identity",
         persistence_store=persistence,
-        config=_BY_CLIENT_KEY if client_key else _BY_BODY,
+        config=_BY_CLIENT_KEY if client_key else _BY_CONTENT,
         output_serializer=PydanticSerializer(model=IngestOut),
     )
-    # the key covers the user: two users' identical requests are different requests
-    request = {
-        "userId": user_id,
-        "idempotencyKey": client_key,
-        "body": {**body.model_dump(mode="json"), "userId": user_id},
-    }
+    identity = {"request": request_id(digest, client_key), "content": digest}
     try:
-        result: IngestOut = once(request=request, who=who)
+        result: IngestOut = once(identity=identity, space=space, body=body)
     except IdempotencyAlreadyInProgressError as exc:
         raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
     except IdempotencyValidationError as exc:

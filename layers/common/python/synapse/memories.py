@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from synapse import store
-from synapse.auth import Principal
 from synapse.errors import NotFound, ValidationFailed
-from synapse.identity import rebuild_identity
+from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
+from synapse.minds import space_of
 from synapse.models import (
     PRIORITY_RANK,
     Category,
@@ -21,6 +22,7 @@ from synapse.models import (
     normalize_tags,
     utcnow,
 )
+from synapse.principal import Principal
 
 AGENT_CONFIDENCE = 0.7
 USER_CONFIDENCE = 1.0
@@ -45,89 +47,139 @@ def embed_document(user_id: str, text: str) -> store.Vector | None:
     return store.make_vector(vec, embedder.model)
 
 
+Make = Callable[[store.Stored | None], Memory]
+
+
+def write(
+    space: store.Space,
+    mem_id: str,
+    make: Make,
+    *,
+    vector: store.Vector | None = None,
+    read: store.Stored | None = None,
+    known: bool = False,
+) -> tuple[Memory, bool]:
+    """The one way a memory is written: read it, `make` the memory as it is to be from what was read
+    (None: it does not exist yet; `make` raises NotFound where it must exist), store it conditionally
+    on that read, and read again if another writer came in between. Returns (memory, created).
+
+    `read` (with `known`) is a read the caller already made. The identity line follows identity and
+    preference memories."""
+    for attempt in range(store.WRITE_ATTEMPTS):
+        if not known:
+            read = store.get(space, mem_id)
+        known = False
+        memory = make(read)
+        try:
+            store.save(space, [store.Change(memory=memory, read=read, vector=vector)])
+        except store.LostRace:
+            store.backoff(attempt)
+            continue
+        if memory.category in IDENTITY_CATEGORIES:
+            rebuild_identity(space)
+        return memory, read is None
+    raise store.busy()
+
+
 def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
-    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created).
+
+    Content, source, verified and confidence are always written; tags, priority and expires_at only
+    when sent (an update keeps the old ones); created_at is kept."""
     user_id = who.check_user_id(body.userId)
+    space = space_of(who)
     sent = body.model_fields_set
-    fields: dict[str, Any] = {
-        "content": body.content,
-        "source": who.source.value,
-        # only a human's write is verified; an agent's write (re)sets it to false
-        "verified": who.is_user,
-        "confidence": body.confidence if body.confidence is not None else default_confidence(who),
-    }
-    for name in ("tags", "priority", "expires_at"):
-        if name in sent:
-            fields[name] = getattr(body, name)
-    defaults: dict[str, Any] = {"tags": [], "priority": body.priority.value}
     vector = embed_document(user_id, body.content)
-    memory, created = store.upsert_memory(
-        user_id,
-        category=body.category,
-        key=body.key,
-        fields=_storable(fields),
-        defaults=defaults,
-        now=utcnow(),
-        vector=vector,
-    )
-    _identity_changed(user_id, memory.category)
-    return memory, created
 
+    def make(read: store.Stored | None) -> Memory:
+        now = utcnow()
+        changes: dict[str, Any] = {
+            "content": body.content,
+            "source": who.source,
+            # only a human's write is verified; an agent's write (re)sets it to false
+            "verified": who.is_user,
+            "confidence": body.confidence if body.confidence is not None else default_confidence(who),
+            "updated_at": now,
+            **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+        }
+        if read is not None:
+            return read.memory.model_copy(update=changes)
+        return Memory(
+            id=mem_id,
+            category=body.category,
+            key=body.key,
+            user_id=user_id,
+            created_at=now,
+            **{"tags": [], "priority": body.priority, **changes},
+        )
 
-def _identity_changed(user_id: str, category: Category) -> None:
-    """The identity line follows the user's identity and preference memories, however written."""
-    if category in (Category.identity, Category.preference):
-        rebuild_identity(user_id)
-
-
-def _storable(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.value if hasattr(v, "value") else v) for k, v in fields.items()}
+    mem_id = store.id_for(space, body.category, body.key)
+    return write(space, mem_id, make, vector=vector)
 
 
 def get(who: Principal, mem_id: str) -> Memory:
-    memory = store.get_memory(who.user_id, mem_id)
-    if memory is None or not memory.is_live(utcnow()):
-        raise NotFound("No memory with that id.")
-    return memory
+    found = store.get(space_of(who), mem_id)
+    if found is None or not found.memory.is_live(utcnow()):
+        raise NotFound(store.NO_MEMORY)
+    return found.memory
+
+
+def _existing(read: store.Stored | None) -> store.Stored:
+    if read is None:
+        raise NotFound(store.NO_MEMORY)
+    return read
 
 
 def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
-    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key."""
+    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key.
+
+    Source, verified and confidence describe the last writer (a PUT without confidence sets the
+    caller's default)."""
     who.check_user_id(patch.userId)
+    space = space_of(who)
     sent = patch.model_fields_set
-    # read first when the answer could be a 404 after work: a changed identity, or new content
-    # (embedding it costs a model call, wasted on a memory that does not exist)
-    if sent & {"category", "key", "content"}:
-        current = store.get_memory(who.user_id, mem_id)
-        if current is None:
-            raise NotFound("No memory with that id.")
-        for name in ("category", "key"):
-            if name in sent and getattr(patch, name) != getattr(current, name):
-                raise ValidationFailed.at(
-                    ["body", name], "is part of the memory's identity and cannot change"
-                )
-    fields: dict[str, Any] = {"source": who.source.value, "verified": who.is_user}
-    fields["confidence"] = patch.confidence if patch.confidence is not None else default_confidence(who)
+    # read first: a 404 or a changed identity is answered before any work (embedding new content
+    # costs a model call, wasted on a memory that does not exist)
+    current = _existing(store.get(space, mem_id))
+    for name in ("category", "key"):
+        if name in sent and getattr(patch, name) != getattr(current.memory, name):
+            raise ValidationFailed.at(["body", name], "is part of the memory's identity and cannot change")
+    changes: dict[str, Any] = {
+        "source": who.source,
+        "verified": who.is_user,
+        "confidence": patch.confidence if patch.confidence is not None else default_confidence(who),
+    }
     for name in ("content", "tags", "priority", "expires_at"):
         if name in sent:
             value = getattr(patch, name)
             if value is None and name != "expires_at":
                 raise ValidationFailed.at(["body", name], "cannot be null")
-            fields[name] = value
+            changes[name] = value
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
-    memory = store.update_memory(who.user_id, mem_id, fields=_storable(fields), now=utcnow(), vector=vector)
-    _identity_changed(who.user_id, memory.category)
-    return memory
+
+    def make(read: store.Stored | None) -> Memory:
+        return _existing(read).memory.model_copy(update={**changes, "updated_at": utcnow()})
+
+    return write(space, mem_id, make, vector=vector, read=current, known=True)[0]
 
 
 def delete(who: Principal, mem_id: str) -> None:
-    _identity_changed(who.user_id, store.delete_memory(who.user_id, mem_id))
+    space = space_of(who)
+    if store.delete(space, mem_id) in IDENTITY_CATEGORIES:
+        rebuild_identity(space)
 
 
 def verify(who: Principal, mem_id: str) -> Memory:
     who.require_user()
-    get(who, mem_id)  # 404 for a missing or expired memory
-    return store.update_memory(who.user_id, mem_id, fields={"verified": True}, now=utcnow())
+    space = space_of(who)
+
+    def make(read: store.Stored | None) -> Memory:
+        now = utcnow()
+        if read is None or not read.memory.is_live(now):  # 404 for a missing or expired memory
+            raise NotFound(store.NO_MEMORY)
+        return read.memory.model_copy(update={"verified": True, "updated_at": now})
+
+    return write(space, mem_id, make)[0]
 
 
 def list_page(
@@ -147,7 +199,14 @@ def list_page(
         verified=verified,
         live_at=utcnow(),
     )
-    return store.query_memories(who.user_id, flt, limit=limit, cursor=cursor)
+    try:
+        return store.query(space_of(who), flt, limit=limit, cursor=cursor)
+    except store.BadCursor as exc:
+        raise bad_cursor() from exc
+
+
+def bad_cursor() -> ValidationFailed:
+    return ValidationFailed.at(["query", "cursor"], "not one this API returned")
 
 
 def _tag(tag: str | None) -> str | None:
@@ -173,7 +232,10 @@ def by_priority(memories: list[Memory]) -> list[Memory]:
 
 
 def _position(cursor: str) -> Rank:
-    after = store.decode_cursor(cursor).get("after")
+    try:
+        after = store.decode_cursor(cursor).get("after")
+    except store.BadCursor as exc:
+        raise bad_cursor() from exc
     if isinstance(after, list) and len(after) == 4:
         priority, updated, key, mem_id = after
         if (
@@ -183,7 +245,7 @@ def _position(cursor: str) -> Rank:
             and isinstance(mem_id, str)
         ):
             return (priority, updated, key, mem_id)
-    raise store.bad_cursor()
+    raise bad_cursor()
 
 
 def by_tag_page(
@@ -205,15 +267,14 @@ def by_tag_page(
 
 def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
     flt = store.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
-    return store.query_memories(who.user_id, flt)[0]
+    return store.query(space_of(who), flt)[0]
 
 
 def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
     """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
     if not query.strip():
         raise ValidationFailed.at(["query", "q"], "must not be blank")
-    from synapse.ranking import BM25, tokenize, top_k
-    from synapse.recall import search_text
+    from synapse.ranking import BM25, search_text, tokenize, top_k
 
     memories = live(who, tag=tag)
     terms = tokenize(query)
@@ -239,7 +300,7 @@ def parse_window(within: str) -> timedelta:
 def expiring(who: Principal, within: str) -> list[Memory]:
     now = utcnow()
     flt = store.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
-    memories = store.query_memories(who.user_id, flt)[0]
+    memories = store.query(space_of(who), flt)[0]
     return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))
 
 

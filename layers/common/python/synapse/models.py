@@ -267,6 +267,26 @@ class IngestIn(Body):
     messages: Messages
 
 
+class ExtractedNugget(BaseModel):
+    """A memory an extractor proposes; (category, key) is its identity within the mind."""
+
+    category: Category
+    key: str = Field(pattern=KEY_PATTERN)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    priority: Priority = Priority.normal
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    is_identity: bool = False
+
+
+class ExistingKey(BaseModel):
+    """A key the mind already has, shown to the extractor so that a changed fact reuses it."""
+
+    category: Category
+    key: str
+    content: str
+
+
 class IngestOut(Model):
     nuggets_created: int
     nuggets_updated: int

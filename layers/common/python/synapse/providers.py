@@ -8,9 +8,10 @@ import threading
 from collections import OrderedDict
 
 from synapse import secrets, store
-from synapse.api import logger
 from synapse.errors import ValidationFailed
 from synapse.models import ProviderInfo, utcnow
+from synapse.observability import logger
+from synapse.state import on_reset
 
 PROVIDERS = ("gemini",)
 _KEY = re.compile(r"^[\x21-\x7e]{10,512}$")  # printable ASCII, no spaces
@@ -19,6 +20,7 @@ _KEY = re.compile(r"^[\x21-\x7e]{10,512}$")  # printable ASCII, no spaces
 _CACHE_SIZE = 256
 _cache: OrderedDict[tuple[str, str], str] = OrderedDict()
 _lock = threading.Lock()
+on_reset(_cache.clear)
 
 
 def check_provider(provider: str) -> str:

@@ -46,6 +46,7 @@ __all__ = [
     "expand_query",
     "hybrid_scores",
     "relevance",
+    "search_text",
     "tokenize",
     "top_k",
 ]
@@ -546,3 +547,8 @@ def boost(scores: np.ndarray, priorities: np.ndarray, age_days: np.ndarray) -> F
     recency = np.exp2(-age / np.float32(RECENCY_HALF_LIFE_DAYS))
     nudged = s + np.float32(PRIORITY_NUDGE) * (pr - 1.0) + np.float32(RECENCY_NUDGE) * recency
     return np.asarray(nudged, dtype=np.float32)
+
+
+def search_text(content: str, key: str, tags: Sequence[str]) -> str:
+    """What full-text search sees of a memory: its content, its key's words and its tags."""
+    return f"{content} {key.replace('_', ' ')} {' '.join(tags)}"

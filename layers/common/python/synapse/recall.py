@@ -14,17 +14,14 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
-from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from synapse import store
-from synapse.auth import Principal
 from synapse.config import settings
 from synapse.identity import current as current_identity
+from synapse.minds import space_of
 from synapse.models import (
     PRIORITY_RANK,
     Category,
@@ -35,7 +32,9 @@ from synapse.models import (
     parse_iso,
     utcnow,
 )
+from synapse.principal import Principal
 from synapse.providers import gemini_key_for
+from synapse.state import on_reset, per_container
 
 PREFIX_DIMS = 128  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
 # Matryoshka-trained, so a prefix ranks nearly as well); the product reads 4 bytes × 128 a row
@@ -53,7 +52,7 @@ CACHE_MAX_ROWS = 200_000  # memories kept across all cached users of a container
 _FAR_FUTURE = float("inf")
 
 
-@cache
+@per_container
 def _pool() -> ThreadPoolExecutor:
     # one per container: the query's embedding runs while DynamoDB answers
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall")
@@ -87,43 +86,21 @@ class Corpus:
         return len(self.ids)
 
 
-def _plain(attr: dict[str, Any] | None, default: Any = None) -> Any:
-    if attr is None:
-        return default
-    ((kind, value),) = attr.items()
-    return value if kind != "L" else [v.get("S", "") for v in value]
-
-
 def build_corpus(
-    items: Iterable[dict[str, Any]], version: str, model_key: str | None, previous: Corpus | None = None
+    cols: store.Columns, version: str, model_key: str | None, previous: Corpus | None = None
 ) -> Corpus:
-    """Raw DynamoDB items (as boto3 returns them) → a Corpus, without a model object per memory.
+    """A mind's memories as columns → a Corpus (a BM25 index, the vectors as one int8 matrix).
 
-    `previous`, the user's corpus before the latest writes, lends the tokens of every memory whose
+    `previous`, the mind's corpus before the latest writes, lends the tokens of every memory whose
     searchable text (content, key, tags) is unchanged: after one write, one memory is tokenized
     instead of all of them (tokenizing was half of a rebuild)."""
-    from synapse.ranking import BM25, tokenize
+    from synapse.ranking import BM25, search_text, tokenize
 
-    ids, cats, keys, contents, tags, created = [], [], [], [], [], []
-    verified, prio, updated, expires = [], [], [], []
-    items = list(items)
-    for item in items:
-        ids.append(item["sk"]["S"][4:])
-        cats.append(item["category"]["S"])
-        keys.append(item["key"]["S"])
-        contents.append(item["content"]["S"])
-        tags.append(_plain(item.get("tags"), []))
-        created.append(item["created_at"]["S"])
-        verified.append(bool(_plain(item.get("verified"), False)))
-        prio.append(PRIORITY_RANK[Priority(_plain(item.get("priority"), "normal"))])
-        updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
-        exp = _plain(item.get("expires_at"))
-        expires.append(parse_iso(exp).timestamp() if exp else _FAR_FUTURE)
-    vec_rows, vectors, scales = vector_index(items, model_key)
+    vec_rows, vectors, scales = vector_index(cols.embs, model_key)
     # id → (content, key, tags, tokens) of the corpus before the latest writes
     known = {row[0]: row[1:] for row in _texts(previous)} if previous is not None else {}
     tokens = []
-    for mem_id, content, key, tag_list in zip(ids, contents, keys, tags, strict=True):
+    for mem_id, content, key, tag_list in zip(cols.ids, cols.contents, cols.keys, cols.tags, strict=True):
         seen = known.get(mem_id)
         if seen is not None and seen[:3] == (content, key, tag_list):
             tokens.append(seen[3])
@@ -132,16 +109,16 @@ def build_corpus(
     return Corpus(
         version=version,
         model_key=model_key,
-        ids=ids,
-        categories=cats,
-        keys=keys,
-        contents=contents,
-        tags=tags,
-        verified=np.array(verified, dtype=bool),
-        priority=np.array(prio, dtype=np.int8),
-        created=created,
-        updated=np.array(updated, dtype=np.float64),
-        expires=np.array(expires, dtype=np.float64),
+        ids=cols.ids,
+        categories=cols.categories,
+        keys=cols.keys,
+        contents=cols.contents,
+        tags=cols.tags,
+        verified=np.array(cols.verified, dtype=bool),
+        priority=np.array(cols.priority, dtype=np.int8),
+        created=cols.created,
+        updated=np.array(cols.updated, dtype=np.float64),
+        expires=np.array(cols.expires, dtype=np.float64),
         tokens=tokens,
         bm25=BM25(tokens),
         vec_rows=vec_rows,
@@ -200,28 +177,24 @@ def prefix_agreement(vectors: np.ndarray, scales: np.ndarray, prefix: np.ndarray
 
 
 def vector_index(
-    items: Sequence[dict[str, Any]], model_key: str | None
+    embs: Sequence[bytes | None], model_key: str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The stored vectors of `model_key` ("model/dim") among raw items → (row indices, int8 matrix,
-    scales). Vectors of another model or size are left out: they are never compared."""
+    """The stored vectors of `model_key` ("model/dim") among memories' vectors (None: none stored) →
+    (row indices, int8 matrix, scales). Vectors of another model or size are left out: they are
+    never compared."""
     want_model, _, want_dim = (model_key or "").rpartition("/")
     dim = int(want_dim) if want_dim else 0
-    # C-level passes over the items (map, itemgetter): touching 10k item dicts one by one in Python
-    # was half of a cold recall; the model check happens on the bytes, in numpy
-    embs: list[Any] = list(map(dict.get, items, repeat("emb")))
     rows = np.arange(len(embs), dtype=np.intp)
+    blobs: list[bytes] = list(embs)  # type: ignore[arg-type]  # the Nones are taken out first
     if embs.count(None):
         rows = np.array([i for i, e in enumerate(embs) if e is not None], dtype=np.intp)
-        embs = [embs[i] for i in rows.tolist()]
-    if not embs or not want_model:
+        blobs = [e for e in embs if e is not None]
+    if not blobs or not want_model:
         return np.zeros(0, np.intp), np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
-    index, vectors, scales = store.decode_matrix(list(map(itemgetter("B"), embs)), want_model, dim)
+    # the model check happens on the bytes, in numpy: touching 10k blobs one by one in Python was
+    # half of a cold recall
+    index, vectors, scales = store.decode_matrix(blobs, want_model, dim)
     return rows[index], vectors, scales
-
-
-def search_text(content: str, key: str, tags: Sequence[str]) -> str:
-    """What full-text search sees of a memory: its content, its key's words and its tags."""
-    return f"{content} {key.replace('_', ' ')} {' '.join(tags)}"
 
 
 def dense_scores(corpus: Corpus, query: np.ndarray, candidates: int) -> np.ndarray:
@@ -282,20 +255,26 @@ class _CorpusCache:
 
 
 CACHE = _CorpusCache(CACHE_MAX_ROWS)
+on_reset(CACHE.clear)
 
 
-def load_corpus(user_id: str, model_key: str | None) -> Corpus:
-    """The user's corpus: from the container's cache when the version token still matches."""
+def load_corpus(space: store.Space, model_key: str | None) -> Corpus:
+    """The mind's corpus: from the container's cache when the version token still matches."""
     if not settings().recall_cache:
-        return build_corpus(store.nugget_items(user_id), "", model_key)
-    version = store.get_version(user_id)
-    corpus = CACHE.get(user_id, model_key, version)
+        return build_corpus(store.read_columns(space), "", model_key)
+    owner = _cache_key(space)
+    version = store.get_version(space)
+    corpus = CACHE.get(owner, model_key, version)
     if corpus is not None:
         return with_prefix(corpus)
-    previous = CACHE.stale(user_id, model_key)
-    corpus = build_corpus(store.nugget_items(user_id), version, model_key, previous)
-    CACHE.put(user_id, corpus)
+    previous = CACHE.stale(owner, model_key)
+    corpus = build_corpus(store.read_columns(space), version, model_key, previous)
+    CACHE.put(owner, corpus)
     return corpus
+
+
+def _cache_key(space: store.Space) -> str:
+    return space.user_id if space.is_default else f"{space.user_id}\x1f{space.mind_id}"
 
 
 def recall(who: Principal, body: RecallIn) -> RecallOut:
@@ -303,15 +282,16 @@ def recall(who: Principal, body: RecallIn) -> RecallOut:
     from synapse.embeddings import get_embedder
     from synapse.ranking import boost, relevance, tokenize, top_k
 
-    user_id = who.check_user_id(body.userId)
-    embedder = get_embedder(gemini_key_for(user_id))
+    who.check_user_id(body.userId)
+    space = space_of(who)
+    embedder = get_embedder(gemini_key_for(space.user_id))
     query_vec: Future[np.ndarray] | None = None
     model_key = None
     if embedder is not None:
         query_vec = _pool().submit(embedder.embed_query, body.query)
         model_key = f"{embedder.model}/{embedder.dim}"
-    identity = _pool().submit(current_identity, user_id)
-    corpus = load_corpus(user_id, model_key)
+    identity = _pool().submit(current_identity, space)
+    corpus = load_corpus(space, model_key)
     now = utcnow()
     dense = None
     if query_vec is not None:

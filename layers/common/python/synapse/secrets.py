@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import TYPE_CHECKING, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -10,6 +9,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from synapse import aws
 from synapse.config import settings
 from synapse.errors import UpstreamUnavailable
+from synapse.state import per_container
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -19,7 +19,7 @@ class DecryptionRefused(Exception):
     """The ciphertext does not decrypt for this user and provider (copied, or tampered with)."""
 
 
-@cache
+@per_container
 def client() -> KMSClient:
     return cast("KMSClient", aws.client("kms"))
 

@@ -7,26 +7,29 @@ from collections.abc import Sequence
 from synapse import store
 from synapse.config import settings
 from synapse.errors import NotFound, ValidationFailed
+from synapse.minds import space_of
 from synapse.models import (
     SESSION_ID_RE,
     ChatMessage,
     Role,
+    SummarizeIn,
     SummaryChunk,
     SummaryList,
     SummaryOut,
     utcnow,
 )
+from synapse.principal import Principal
 from synapse.providers import gemini_key_for
 
 
-def _recent(user_id: str, session_id: str, upto: int) -> list[ChatMessage]:
+def _recent(space: store.Space, session_id: str, upto: int) -> list[ChatMessage]:
     every = settings().summary_every
-    stored = store.read_messages(user_id, session_id, upto - every + 1, upto)
+    stored = store.read_messages(space, session_id, upto - every + 1, upto)
     return [ChatMessage(role=Role(m.role), content=m.content) for m in stored]
 
 
-def _previous(user_id: str, session_id: str) -> str | None:
-    chunks = store.list_summaries(user_id, session_id)
+def _previous(space: store.Space, session_id: str) -> str | None:
+    chunks = store.list_summaries(space, session_id)
     return chunks[-1].summary if chunks else None
 
 
@@ -36,11 +39,11 @@ NOTHING_TO_REMEMBER = {
 }
 
 
-def _summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage]) -> str:
+def _summarize(space: store.Space, session_id: str, messages: Sequence[ChatMessage]) -> str:
     from synapse import llm  # here: GET /memory/summaries reads chunks and needs no model code
 
-    summarizer = llm.get_summarizer(gemini_key_for(user_id))
-    text = summarizer.summarize(messages, _previous(user_id, session_id)).strip()
+    summarizer = llm.get_summarizer(gemini_key_for(space.user_id))
+    text = summarizer.summarize(messages, _previous(space, session_id)).strip()
     if text:
         return text
     # only transient turns ("ok", "ขอบคุณ", "555"): a chunk still marks the span, and says so
@@ -48,21 +51,25 @@ def _summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage]) -
     return NOTHING_TO_REMEMBER["th" if thai else "en"]
 
 
-def summarize(user_id: str, session_id: str, messages: Sequence[ChatMessage] | None) -> SummaryOut:
-    """Summarize the given messages, or the session's last SUMMARY_EVERY stored ones, as a new chunk."""
-    count = store.session_count(user_id, session_id)
+def summarize(who: Principal, body: SummarizeIn) -> SummaryOut:
+    """POST /memory/summarize: the given messages, or the session's last SUMMARY_EVERY stored ones, as
+    a new chunk."""
+    who.check_user_id(body.userId)
+    space, session_id, messages = space_of(who), body.sessionId, body.messages
+    count = store.session_count(space, session_id)
     if messages is None:
-        messages = _recent(user_id, session_id, count)
+        messages = _recent(space, session_id, count)
         if not messages:
             raise NotFound("This session has no stored messages to summarize.")
-    text = _summarize(user_id, session_id, messages)
-    chunk = store.add_summary(user_id, session_id, summary=text, msg_count=len(messages), now=utcnow())
+    text = _summarize(space, session_id, messages)
+    chunk = store.add_summary(space, session_id, summary=text, msg_count=len(messages), now=utcnow())
     assert chunk is not None  # no boundary: always written
     return SummaryOut(summary=chunk.summary, chunk_id=chunk.chunk_id)
 
 
-def chunks(user_id: str, session_id: str) -> SummaryList:
+def chunks(who: Principal, session_id: str) -> SummaryList:
     """GET /memory/summaries/{sessionId}: the session's chunks, oldest first."""
+    space = space_of(who)
     if not SESSION_ID_RE.match(session_id):
         raise ValidationFailed.at(["path", "sessionId"], "must be 1-128 letters, digits, '.', '_' or '-'")
     return SummaryList(
@@ -70,19 +77,20 @@ def chunks(user_id: str, session_id: str) -> SummaryList:
             SummaryChunk(
                 chunk_id=c.chunk_id, summary=c.summary, msg_count=c.msg_count, created_at=c.created_at
             )
-            for c in store.list_summaries(user_id, session_id)
+            for c in store.list_summaries(space, session_id)
         ]
     )
 
 
 def summary_due(user_id: str, session_id: str, msg_count: int) -> store.Summary | None:
     """The EventBridge consumer's work: one chunk per boundary, however often the event arrives."""
-    if store.session_boundary_done(user_id, session_id, msg_count):
+    space = store.Space(user_id)
+    if store.session_boundary_done(space, session_id, msg_count):
         return None
-    messages = _recent(user_id, session_id, msg_count)
+    messages = _recent(space, session_id, msg_count)
     if not messages:
         return None
-    text = _summarize(user_id, session_id, messages)
+    text = _summarize(space, session_id, messages)
     return store.add_summary(
-        user_id, session_id, summary=text, msg_count=len(messages), now=utcnow(), boundary=msg_count
+        space, session_id, summary=text, msg_count=len(messages), now=utcnow(), boundary=msg_count
     )

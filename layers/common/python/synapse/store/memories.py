@@ -1,0 +1,383 @@
+"""Memories (nuggets): the one codec (item ↔ `Memory`), the one write path, the reads.
+
+A memory is the item `pk = mem:<userId>`, `sk = [<mindId>:]nug:<uuid>`; its revision `rev` counts its
+writes (1 when created). Every write goes through `save`: conditional on the revision the writer read,
+so two writers never silently overwrite each other (the loser reads again).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from synapse.errors import NotFound
+from synapse.models import PRIORITY_RANK, Category, Memory, Priority, Source, iso, parse_iso
+from synapse.store import db
+from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
+from synapse.store.keys import (
+    NUGGET,
+    VERSION_TOKEN,
+    Space,
+    is_service_id,
+    memory_id,
+    nugget_id,
+    nugget_sk,
+)
+
+# The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes;
+# DynamoDB charges the whole item's size whatever the projection, but the answer is smaller)
+_ATTRS = (
+    "sk, category, #k, content, tags, priority, #src, verified, confidence, "
+    "expires_at, session_id, created_at, updated_at, #rev"
+)
+_NAMES = {"#k": "key", "#src": "source", "#rev": "rev"}
+NO_MEMORY = "No memory with that id."
+WRITE_ATTEMPTS = 8  # reads and conditional writes of one memory before a writer gives up (a hot key)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A memory as read, with the revision a write must name to replace it."""
+
+    memory: Memory
+    rev: int | None  # None: an item written before revisions were counted
+
+
+# --- the codec --------------------------------------------------------------------------------------
+
+
+def _id_of(sk: str) -> str:
+    """The memory id in a nugget's sort key, of any mind (`nug:<id>`, `<mindId>:nug:<id>`)."""
+    return nugget_id(NUGGET + sk.rpartition(NUGGET)[2])
+
+
+def from_item(space: Space, item: Mapping[str, Any]) -> Stored:
+    """A raw nugget item (as DynamoDB returns it) → the memory and its revision."""
+    raw = plain_item(item)
+    memory = Memory(
+        id=_id_of(raw["sk"]),
+        category=Category(raw["category"]),
+        key=raw["key"],
+        content=raw["content"],
+        tags=raw.get("tags", []),
+        priority=Priority(raw.get("priority", "normal")),
+        source=Source(raw["source"]),
+        verified=bool(raw.get("verified", False)),
+        confidence=float(raw.get("confidence", 1.0)),
+        expires_at=parse_iso(raw["expires_at"]) if raw.get("expires_at") else None,
+        user_id=space.user_id,
+        session_id=raw.get("session_id"),
+        created_at=parse_iso(raw["created_at"]),
+        updated_at=parse_iso(raw["updated_at"]),
+    )
+    rev = raw.get("rev")
+    return Stored(memory=memory, rev=int(rev) if rev is not None else None)
+
+
+def _attributes(memory: Memory) -> dict[str, Any]:
+    """The stored attributes of a memory (None: not stored, removed on update)."""
+    return {
+        "category": memory.category.value,
+        "key": memory.key,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "priority": memory.priority.value,
+        "source": memory.source.value,
+        "verified": memory.verified,
+        "confidence": memory.confidence,
+        "expires_at": iso(memory.expires_at) if memory.expires_at is not None else None,
+        "session_id": memory.session_id,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+    }
+
+
+# --- writes -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One memory to store: the whole memory as it is to be, a new vector (None keeps the stored
+    one), and the revision its writer read (None: it must not exist yet)."""
+
+    memory: Memory
+    read: Stored | None
+    vector: Vector | None = None
+
+    @property
+    def rev(self) -> int:
+        return (self.read.rev or 1) + 1 if self.read is not None else 1
+
+
+def _update(space: Space, change: Change) -> dict[str, Any]:
+    """The UpdateItem of a change, conditional on the revision read."""
+    names: dict[str, str] = {"#rev": "rev"}
+    values: dict[str, Any] = {":rev": n(change.rev)}
+    sets, removes = ["#rev = :rev"], []
+    for i, (name, value) in enumerate(_attributes(change.memory).items()):
+        names[f"#a{i}"] = name
+        if value is None:
+            removes.append(f"#a{i}")
+        else:
+            values[f":a{i}"] = attr(value)
+            sets.append(f"#a{i} = :a{i}")
+    if change.vector is not None:
+        vec = change.vector
+        values.update({":emb": {"B": vec.data}, ":embm": s(vec.model), ":embd": n(vec.dim)})
+        sets += ["emb = :emb", "emb_model = :embm", "emb_dim = :embd"]
+    if change.read is None:
+        condition = "attribute_not_exists(sk)"
+    elif change.read.rev is None:
+        condition = "attribute_exists(sk) AND attribute_not_exists(#rev)"
+    else:
+        condition, values[":read"] = "#rev = :read", n(change.read.rev)
+    return {
+        "TableName": db.table(),
+        "Key": db.key(space.pk, space.sk(nugget_sk(change.memory.id))),
+        "UpdateExpression": "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+    }
+
+
+class LostRace(Exception):
+    """Another write changed a memory since it was read: read it again and redo the change."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        super().__init__("stale read")
+        self.ids = list(ids)
+
+
+_MAX_ACTIONS = 100  # a transaction's limit
+
+
+def save(space: Space, changes: Sequence[Change]) -> None:
+    """Store changes, each conditional on the revision its writer read; then a new version token.
+
+    One change is one UpdateItem; several are one transaction per 100 (all of a transaction, or
+    none). LostRace names the memories another writer changed meanwhile (nothing of their
+    transaction was written); the caller reads them again.
+    """
+    lost: list[str] = []
+    if len(changes) == 1:
+        try:
+            with db.translate():
+                db.client().update_item(**_update(space, changes[0]))
+        except ClientError as exc:
+            if not db.is_condition_failure(exc):
+                raise
+            lost.append(changes[0].memory.id)
+    else:
+        for start in range(0, len(changes), _MAX_ACTIONS):
+            part = changes[start : start + _MAX_ACTIONS]
+            if not db.won([{"Update": _update(space, c)} for c in part]):
+                lost += [c.memory.id for c in part]
+    if len(lost) < len(changes):
+        bump_version(space)
+    if lost:
+        raise LostRace(lost)
+
+
+def delete(space: Space, mem_id: str) -> Category:
+    """Delete a memory; returns its category. NotFound if it does not exist."""
+    if not is_service_id(mem_id):
+        raise NotFound(NO_MEMORY)
+    try:
+        with db.translate():
+            answer = db.client().delete_item(
+                TableName=db.table(),
+                Key=db.key(space.pk, space.sk(nugget_sk(mem_id))),
+                ConditionExpression="attribute_exists(sk)",
+                ReturnValues="ALL_OLD",
+            )
+    except ClientError as exc:
+        if db.is_condition_failure(exc):
+            raise NotFound(NO_MEMORY) from exc
+        raise
+    bump_version(space)
+    return Category(answer["Attributes"]["category"]["S"])
+
+
+def bump_version(space: Space) -> None:
+    """Every write to a mind's memories sets a fresh version token (after the write: a reader that
+    saw the old token can only have read older data). Recall caches are checked against it."""
+    with db.translate():
+        db.client().put_item(
+            TableName=db.table(),
+            Item={**db.key(space.pk, space.sk(VERSION_TOKEN)), "v": s(uuid.uuid4().hex)},
+        )
+
+
+def get_version(space: Space) -> str:
+    item = db.get(space.pk, space.sk(VERSION_TOKEN))
+    return str(item["v"]["S"]) if item else ""
+
+
+# --- reads ------------------------------------------------------------------------------------------
+
+
+def id_for(space: Space, category: Category, key: str) -> str:
+    return memory_id(space, category.value, key)
+
+
+def get(space: Space, mem_id: str) -> Stored | None:
+    """One memory (a consistent read: a writer names the revision it read); None if there is none."""
+    if not is_service_id(mem_id):
+        return None
+    item = db.get(space.pk, space.sk(nugget_sk(mem_id)), _ATTRS, _NAMES)
+    return from_item(space, item) if item else None
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    category: Category | None = None
+    tag: str | None = None
+    source: Source | None = None
+    verified: bool | None = None
+    live_at: datetime | None = None  # hide memories expired at this time
+    expiring_before: datetime | None = None  # only memories with expires_at in (live_at, this]
+
+
+def _filter_expression(f: MemoryFilter) -> tuple[str | None, dict[str, Any]]:
+    parts: list[str] = []
+    values: dict[str, Any] = {}
+    if f.category is not None:
+        parts.append("category = :cat")
+        values[":cat"] = s(f.category.value)
+    if f.tag is not None:
+        parts.append("contains(tags, :tag)")
+        values[":tag"] = s(f.tag)
+    if f.source is not None:
+        parts.append("#src = :src")
+        values[":src"] = s(f.source.value)
+    if f.verified is not None:
+        parts.append("verified = :ver")
+        values[":ver"] = {"BOOL": f.verified}
+    if f.live_at is not None:
+        # ISO timestamps of one fixed format compare correctly as strings
+        parts.append("(attribute_not_exists(expires_at) OR expires_at > :live)")
+        values[":live"] = s(iso(f.live_at))
+    if f.expiring_before is not None:
+        parts.append("expires_at <= :before")
+        values[":before"] = s(iso(f.expiring_before))
+    return (" AND ".join(parts) or None), values
+
+
+def _nuggets(
+    space: Space,
+    flt: MemoryFilter,
+    *,
+    start: str | None = None,
+    projection: str = _ATTRS,
+) -> Iterator[db.Item]:
+    """Every nugget item of a mind matching `flt` (the prefix query), page by page."""
+    expression, values = _filter_expression(flt)
+    extra: dict[str, Any] = {
+        "ProjectionExpression": projection,
+        "ExpressionAttributeNames": _NAMES,
+        "ExpressionAttributeValues": values,
+    }
+    if expression:
+        extra["FilterExpression"] = expression
+    if start:
+        extra["ExclusiveStartKey"] = db.key(space.pk, start)
+    yield from db.query_prefix(space.pk, space.sk(NUGGET), **extra)
+
+
+def query(
+    space: Space, flt: MemoryFilter, *, limit: int | None = None, cursor: str | None = None
+) -> tuple[list[Memory], str | None]:
+    """Memories of a mind matching `flt`, in key order, `limit` at most; returns (page, next cursor).
+    BadCursor for a cursor this query did not make."""
+    found: list[Memory] = []
+    start = _list_position(space, cursor) if cursor else None
+    for item in _nuggets(space, flt, start=start):
+        found.append(from_item(space, item).memory)
+        if limit is not None and len(found) == limit + 1:
+            # one more than asked tells there is a next page, without an extra request
+            found.pop()
+            return found, encode_cursor({"sk": nugget_sk(found[-1].id)})
+    return found, None
+
+
+def _list_position(space: Space, cursor: str) -> str:
+    sk = decode_cursor(cursor).get("sk")
+    if not isinstance(sk, str) or not sk.startswith(NUGGET):
+        raise BadCursor
+    return space.sk(sk)
+
+
+def stored(space: Space, flt: MemoryFilter | None = None) -> list[Stored]:
+    """Memories of a mind with their revisions (writers that change several at once need both; a
+    revision read stale only makes the conditional write lose, and read again)."""
+    return [from_item(space, item) for item in _nuggets(space, flt or MemoryFilter())]
+
+
+# --- recall's read: columns, not models -------------------------------------------------------------
+
+
+@dataclass
+class Columns:
+    """A mind's memories as columns (recall scores all of them; a model object per memory would
+    cost more than the scoring). `embs` holds each stored vector's bytes, or None."""
+
+    ids: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    contents: list[str] = field(default_factory=list)
+    tags: list[list[str]] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    verified: list[bool] = field(default_factory=list)
+    priority: list[int] = field(default_factory=list)  # PRIORITY_RANK
+    updated: list[float] = field(default_factory=list)  # epoch seconds
+    expires: list[float] = field(default_factory=list)  # epoch seconds, inf when never
+    embs: list[bytes | None] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+_RANK = {p.value: r for p, r in PRIORITY_RANK.items()}
+
+
+def columns(items: Iterable[Mapping[str, Any]]) -> Columns:
+    """Raw nugget items → columns, without a model object per memory."""
+    out = Columns()
+    for item in items:
+        out.ids.append(_id_of(item["sk"]["S"]))
+        out.categories.append(item["category"]["S"])
+        out.keys.append(item["key"]["S"])
+        out.contents.append(item["content"]["S"])
+        tags = item.get("tags")
+        out.tags.append([v.get("S", "") for v in tags["L"]] if tags else [])
+        out.created.append(item["created_at"]["S"])
+        verified = item.get("verified")
+        out.verified.append(bool(plain(verified)) if verified else False)
+        priority = item.get("priority")
+        out.priority.append(_RANK[priority["S"]] if priority else _RANK["normal"])
+        out.updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
+        expires = item.get("expires_at")
+        out.expires.append(parse_iso(expires["S"]).timestamp() if expires else float("inf"))
+        emb = item.get("emb")
+        out.embs.append(emb["B"] if emb else None)
+    return out
+
+
+def read_columns(space: Space) -> Columns:
+    """Every memory of a mind, vectors included, as columns: what recall scores. Consistent: a
+    recall cache built from this read is tagged with the version token read before it."""
+    # the vector's model and size are in its own bytes (the tag): emb_model/emb_dim are not read
+    items = db.query_prefix(
+        space.pk,
+        space.sk(NUGGET),
+        ProjectionExpression=_ATTRS + ", emb",
+        ExpressionAttributeNames=_NAMES,
+        ConsistentRead=True,
+    )
+    return columns(items)

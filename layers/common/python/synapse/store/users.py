@@ -1,0 +1,106 @@
+"""A user as a whole, across every mind: everything stored for them (export), or its deletion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from synapse.config import settings
+from synapse.models import Memory, parse_iso, utcnow
+from synapse.store import db
+from synapse.store.codec import plain_item, s
+from synapse.store.conversations import StoredMessage, Summary, summary_from_item
+from synapse.store.credentials import ApiKeyRecord, ProviderRecord, api_key_from_item, provider_from_item
+from synapse.store.keys import LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
+from synapse.store.memories import from_item
+
+
+@dataclass
+class SessionData:
+    session_id: str
+    mind_id: str
+    msg_count: int = 0
+    chunks: int = 0
+    messages: list[StoredMessage] = field(default_factory=list)
+
+
+@dataclass
+class UserData:
+    """Everything of a user, grouped (vectors and ciphertexts are never read out of it)."""
+
+    memories: list[Memory] = field(default_factory=list)
+    identity: dict[str, str] = field(default_factory=dict)  # mind id → line
+    sessions: list[SessionData] = field(default_factory=list)
+    summaries: list[tuple[str, str, Summary]] = field(default_factory=list)  # (mind, session, chunk)
+    keys: list[ApiKeyRecord] = field(default_factory=list)
+    providers: list[ProviderRecord] = field(default_factory=list)
+
+
+def everything(user_id: str) -> UserData:
+    """One query over the user's partition; raw messages past their TTL (DynamoDB deletes them late)
+    are left out."""
+    out = UserData()
+    now = int(utcnow().timestamp())
+    sessions: dict[tuple[str, str], SessionData] = {}
+
+    def session(mind: str, sid: str) -> SessionData:
+        return sessions.setdefault((mind, sid), SessionData(session_id=sid, mind_id=mind))
+
+    for item in db.query_prefix(user_pk(user_id), ""):
+        key = parse_sk(item["sk"]["S"])
+        if key.kind == "nugget":
+            out.memories.append(from_item(Space(user_id, key.mind_id), item).memory)
+            continue
+        raw = plain_item({k: v for k, v in item.items() if k not in ("emb", "ciphertext")})
+        if key.kind == "identity":
+            out.identity[key.mind_id] = raw.get("text", "")
+        elif key.kind == "session":
+            entry = session(key.mind_id, key.session_id)
+            entry.msg_count = int(raw.get("msg_count", 0))
+            entry.chunks = int(raw.get("chunks", 0))
+        elif key.kind == "message" and int(raw.get("ttl", 0)) > now:
+            session(key.mind_id, key.session_id).messages.append(
+                StoredMessage(
+                    seq=key.seq,
+                    role=raw["role"],
+                    content=raw["content"],
+                    created_at=parse_iso(raw["created_at"]),
+                )
+            )
+        elif key.kind == "summary":
+            out.summaries.append((key.mind_id, key.session_id, summary_from_item(raw)))
+        elif key.kind == "apikey":
+            out.keys.append(api_key_from_item(user_id, raw))
+        elif key.kind == "provider":
+            out.providers.append(provider_from_item(raw))
+    out.sessions = list(sessions.values())
+    return out
+
+
+def delete_user(user_id: str) -> int:
+    """Everything of a user: one query over the partition, batched deletes, and the API key lookups
+    (which live outside the partition, under the key's hash); first the user's cached ingest answers
+    (they hold memory texts). Returns the number of items deleted."""
+    table = settings().idempotency_table
+    cached = [
+        {"id": item["id"], "sk": item["sk"]}
+        for item in db.items(
+            {
+                "TableName": table,
+                "KeyConditionExpression": "#id = :pk",
+                "ExpressionAttributeNames": {"#id": "id", "#sk": "sk"},
+                "ExpressionAttributeValues": {":pk": s(idempotency_pk(user_id))},
+                "ProjectionExpression": "#id, #sk",
+            }
+        )
+    ]
+    db.batch_write([{"DeleteRequest": {"Key": k}} for k in cached], table)
+    keys: list[dict[str, Any]] = []
+    for item in db.query_prefix(user_pk(user_id), "", ProjectionExpression="pk, sk, key_hash"):
+        keys.append({"pk": item["pk"], "sk": item["sk"]})
+        if parse_sk(item["sk"]["S"]).kind == "apikey" and "key_hash" in item:
+            keys.append(db.key(apikey_pk(item["key_hash"]["S"]), LOOKUP_SK))
+    # the lookups go first: a half-finished deletion must never leave a working key behind
+    keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
+    db.batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
+    return len(cached) + len(keys)

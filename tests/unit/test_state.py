@@ -1,0 +1,31 @@
+"""Per-container state lives behind one reset (synapse.state), the one tests and benchmarks call."""
+
+from __future__ import annotations
+
+import pytest
+
+from synapse import providers, recall, state, store
+from synapse.config import settings
+
+
+def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a container that has built its settings, a recall corpus and a provider plaintext
+    monkeypatch.setenv("SUMMARY_EVERY", "15")
+    first = settings()
+    recall.CACHE.put("alice", recall.build_corpus(store.columns([]), "v1", None))
+    providers._cache[("alice", "digest")] = "plain"
+    calls: list[int] = []
+
+    @state.per_container
+    def built() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert built() == built() == 1
+    # When the state is reset
+    state.reset()
+    # Then every one of them is built afresh
+    assert settings() is not first
+    assert recall.CACHE.stale("alice", None) is None
+    assert not providers._cache
+    assert built() == 2
