@@ -72,6 +72,10 @@ ROUTES: dict[str, Route] = {
     ),
     "DELETE /memory/{id}": Route("memory_delete", "write", path_params={"id": "{id}"}, ok=204),
     "POST /memory/{id}/verify": Route("memory_verify", "user", path_params={"id": "{id}"}),
+    "GET /memory/{id}/history": Route("memory_history", "read", path_params={"id": "{id}"}),
+    "POST /memory/{id}/restore": Route(
+        "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}
+    ),
     "GET /memory/recall": Route("memory_recall_text", "read"),
     "GET /memory/by-tag": Route("memory_by_tag", "read", query={"tag": "secret"}),
     "GET /memory/search": Route("memory_search", "read", query={"q": "launch"}),

@@ -172,6 +172,7 @@ def test_an_all_transient_batch_makes_no_model_call(
         "skipped_transient": 3,
         "identity_updated": False,
         "nuggets": [],
+        "overwrote_user": [],  # API.md, second release
     }
     assert gemini_double.requests == []
     assert int(session_item(aws)["msg_count"]["N"]) == 3

@@ -21,6 +21,8 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_update": {("PUT", "/memory/{id}")},
     "memory_delete": {("DELETE", "/memory/{id}")},
     "memory_verify": {("POST", "/memory/{id}/verify")},
+    "memory_history": {("GET", "/memory/{id}/history")},
+    "memory_restore": {("POST", "/memory/{id}/restore")},
     "memory_recall_text": {("GET", "/memory/recall")},
     "memory_by_tag": {("GET", "/memory/by-tag")},
     "memory_search": {("GET", "/memory/search")},
@@ -45,6 +47,7 @@ PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/openapi.json"), ("GET", "/docs")}
 
 # Functions that must never write: only these policy templates are allowed on them.
 READ_ONLY = {
+    "memory_history",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -65,6 +68,7 @@ READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
     "memory_create",
     "memory_update",
+    "memory_restore",
     "memory_ingest",
     "memory_recall",
     "memory_summarize",
@@ -319,6 +323,7 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert holders("GEMINI_API_KEY") == {
         "MemoryCreateFunction",
         "MemoryUpdateFunction",
+        "MemoryRestoreFunction",
         "MemoryIngestFunction",
         "MemoryRecallFunction",
         "MemorySummarizeFunction",

@@ -25,7 +25,7 @@ from synapse.config import settings
 from synapse.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.minds import space_of
-from synapse.models import Category, IngestIn, IngestOut, Memory, Role, Source, normalize_tags, utcnow
+from synapse.models import Category, Change, IngestIn, IngestOut, Memory, Role, Source, normalize_tags, utcnow
 from synapse.principal import Principal
 from synapse.providers import gemini_key_for
 
@@ -93,6 +93,9 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
         changes[store.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
     reads = {store.id_for(space, c, k): s for (c, k), s in current.items()}
     nuggets, created = _upsert(space, body.sessionId, changes, reads)
+    # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
+    # holds what each write replaced, read again where another write came in between)
+    overwrote = [m.id for m in nuggets if m.id in reads and reads[m.id].memory.source == Source.user]
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
@@ -105,6 +108,7 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
         skipped_transient=skipped,
         identity_updated=identity_updated,
         nuggets=nuggets,
+        overwrote_user=overwrote,
     )
 
 
@@ -176,8 +180,11 @@ def _change(
         session_id=session_id,
         created_at=old.created_at if old else now,
         updated_at=now,
+        version=store.next_version(read),
+        mind_id=space.mind_id,
     )
-    return store.Change(memory=memory, read=read, vector=vector)
+    kind = Change.updated if read is not None else Change.created
+    return store.Change(memory=memory, read=read, vector=vector, kind=kind)
 
 
 def _nothing_new(skipped: int) -> IngestOut:

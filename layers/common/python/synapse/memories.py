@@ -14,9 +14,12 @@ from synapse.minds import space_of
 from synapse.models import (
     PRIORITY_RANK,
     Category,
+    Change,
     Memory,
+    MemoryHistory,
     MemoryIn,
     MemoryPatch,
+    RestoreIn,
     ScoredMemory,
     Source,
     normalize_tags,
@@ -48,6 +51,11 @@ def embed_document(user_id: str, text: str) -> store.Vector | None:
 
 
 Make = Callable[[store.Stored | None], Memory]
+Kind = Callable[[store.Stored | None], Change]
+
+
+def _created_or_updated(read: store.Stored | None) -> Change:
+    return Change.updated if read is not None else Change.created
 
 
 def write(
@@ -58,6 +66,7 @@ def write(
     vector: store.Vector | None = None,
     read: store.Stored | None = None,
     known: bool = False,
+    kind: Kind = _created_or_updated,
 ) -> tuple[Memory, bool]:
     """The one way a memory is written: read it, `make` the memory as it is to be from what was read
     (None: it does not exist yet; `make` raises NotFound where it must exist), store it conditionally
@@ -69,9 +78,9 @@ def write(
         if not known:
             read = store.get(space, mem_id)
         known = False
-        memory = make(read)
+        memory = make(read).model_copy(update={"version": store.next_version(read), "mind_id": space.mind_id})
         try:
-            store.save(space, [store.Change(memory=memory, read=read, vector=vector)])
+            store.save(space, [store.Change(memory=memory, read=read, vector=vector, kind=kind(read))])
         except store.LostRace:
             store.backoff(attempt)
             continue
@@ -179,7 +188,48 @@ def verify(who: Principal, mem_id: str) -> Memory:
             raise NotFound(store.NO_MEMORY)
         return read.memory.model_copy(update={"verified": True, "updated_at": now})
 
-    return write(space, mem_id, make)[0]
+    return write(space, mem_id, make, kind=lambda _: Change.verified)[0]
+
+
+def history(who: Principal, mem_id: str) -> MemoryHistory:
+    """GET /memory/{id}/history: the current version first, then the kept ones down to the oldest."""
+    current = store.get(space_of(who), mem_id)
+    if current is None or not current.memory.is_live(utcnow()):
+        raise NotFound(store.NO_MEMORY)
+    return MemoryHistory(versions=[store.as_version(current), *store.history(space_of(who), mem_id)])
+
+
+def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
+    """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
+    version written by the caller (source and verified follow the caller, as for any write)."""
+    space = space_of(who)
+    current = _existing(store.get(space, mem_id))
+    wanted = (
+        store.as_version(current)
+        if body.version == current.memory.version
+        else store.kept_version(space, mem_id, body.version)
+    )
+    if wanted is None:
+        raise NotFound("No such version of that memory.")
+    vector = embed_document(who.user_id, wanted.content) if wanted.content != current.memory.content else None
+
+    def make(read: store.Stored | None) -> Memory:
+        return _existing(read).memory.model_copy(
+            update={
+                "content": wanted.content,
+                "tags": wanted.tags,
+                "priority": wanted.priority,
+                "confidence": wanted.confidence,
+                "expires_at": wanted.expires_at,
+                "source": who.source,
+                "verified": who.is_user,
+                "updated_at": utcnow(),
+            }
+        )
+
+    return write(
+        space, mem_id, make, vector=vector, read=current, known=True, kind=lambda _: Change.restored
+    )[0]
 
 
 def list_page(

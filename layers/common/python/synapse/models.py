@@ -155,6 +155,8 @@ class Memory(Model):
     session_id: str | None = None
     created_at: Timestamp
     updated_at: Timestamp
+    version: int = 1
+    mind_id: str = "default"
 
     def is_live(self, now: datetime) -> bool:
         return self.expires_at is None or self.expires_at > now
@@ -162,6 +164,38 @@ class Memory(Model):
 
 class ScoredMemory(Memory):
     score: float
+
+
+class Change(StrEnum):
+    """What made a version of a memory."""
+
+    created = "created"
+    updated = "updated"
+    verified = "verified"
+    restored = "restored"
+
+
+class MemoryVersion(Model):
+    """One kept version of a memory (GET /memory/{id}/history)."""
+
+    version: int
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    priority: Priority
+    source: Source
+    verified: bool
+    confidence: float
+    expires_at: Timestamp | None = None
+    updated_at: Timestamp
+    change: Change
+
+
+class MemoryHistory(Model):
+    versions: list[MemoryVersion]
+
+
+class RestoreIn(Body):
+    version: int = Field(ge=1, strict=True)
 
 
 class MemoryIn(Body):
@@ -293,6 +327,8 @@ class IngestOut(Model):
     skipped_transient: int
     identity_updated: bool
     nuggets: list[Memory]
+    # memories this ingest changed whose last version a user wrote (kept in their history)
+    overwrote_user: list[str] = Field(default_factory=list)
 
 
 class RecallIn(Body):
@@ -371,6 +407,8 @@ class ExportOut(Model):
     """Everything stored for a user (vectors left out; keys and provider keys as hints only)."""
 
     memories: list[Memory]
+    # each memory's kept versions before its current one, newest first (by memory id)
+    history: dict[str, list[MemoryVersion]] = Field(default_factory=dict)
     identity: str | None
     summaries: list[dict[str, Any]]
     sessions: list[dict[str, Any]]

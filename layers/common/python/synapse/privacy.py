@@ -11,6 +11,7 @@ def export(user_id: str) -> ExportOut:
     data = store.everything(user_id)
     return ExportOut(
         memories=data.memories,
+        history=data.history,
         identity=data.identity.get(store.DEFAULT_MIND),
         summaries=[
             {

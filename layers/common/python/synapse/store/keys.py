@@ -16,6 +16,7 @@ _MEMORY_NS = uuid.UUID("5a3e2f1c-8b7d-4c6e-9f0a-1b2c3d4e5f60")
 _SERVICE_ID = re.compile(r"^[0-9a-f-]{1,64}$")
 
 NUGGET = "nug:"
+HISTORY = "hist:"
 IDENTITY = "identity"
 VERSION_TOKEN = "ver"
 SESSION = "ses:"
@@ -100,6 +101,15 @@ def nugget_id(sk: str) -> str:
     return sk.removeprefix(NUGGET)
 
 
+def history_prefix(mem_id: str) -> str:
+    """A memory's kept versions: in its partition, outside the recall prefix (`nug:`)."""
+    return f"{HISTORY}{mem_id}:"
+
+
+def history_sk(mem_id: str, version: int) -> str:
+    return f"{history_prefix(mem_id)}{version:08d}"
+
+
 def session_sk(session_id: str) -> str:
     return f"{SESSION}{session_id}"
 
@@ -144,7 +154,7 @@ class ParsedKey:
     """What a sort key of a user's partition names: its kind, its mind, and where it has them a
     session and a number (a message's sequence) or a name (a memory id, a provider, a key id)."""
 
-    kind: str  # nugget identity version session message summary marker apikey provider mind other
+    kind: str  # nugget history identity version session message summary marker apikey provider mind other
     name: str = ""
     session_id: str = ""
     seq: int = 0
@@ -163,6 +173,9 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("version")
     if head == "nug":
         return ParsedKey("nugget", name=rest)
+    if head == "hist":
+        mem_id, _, version = rest.rpartition(":")
+        return ParsedKey("history", name=mem_id, seq=int(version))
     if head == "ses":
         return ParsedKey("session", session_id=rest)
     if head == "msg":

@@ -1,8 +1,10 @@
 """Memories (nuggets): the one codec (item ↔ `Memory`), the one write path, the reads.
 
-A memory is the item `pk = mem:<userId>`, `sk = [<mindId>:]nug:<uuid>`; its revision `rev` counts its
-writes (1 when created). Every write goes through `save`: conditional on the revision the writer read,
-so two writers never silently overwrite each other (the loser reads again).
+A memory is the item `pk = mem:<userId>`, `sk = [<mindId>:]nug:<uuid>`; its revision `rev` is the
+memory's `version` (1 when created, +1 on every change). Every write goes through `save`: conditional
+on the revision the writer read, so two writers never silently overwrite each other (the loser reads
+again), and in the same transaction the version it replaces is kept as `[<mindId>:]hist:<uuid>:<v>`
+(outside the recall prefix: a recall never reads versions).
 """
 
 from __future__ import annotations
@@ -16,13 +18,27 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from synapse.errors import NotFound
-from synapse.models import PRIORITY_RANK, Category, Memory, Priority, Source, iso, parse_iso
+from synapse.models import (
+    PRIORITY_RANK,
+    Category,
+    Memory,
+    MemoryVersion,
+    Priority,
+    Source,
+    iso,
+    parse_iso,
+)
+from synapse.models import (
+    Change as ChangeKind,
+)
 from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
     NUGGET,
     VERSION_TOKEN,
     Space,
+    history_prefix,
+    history_sk,
     is_service_id,
     memory_id,
     nugget_id,
@@ -33,9 +49,10 @@ from synapse.store.keys import (
 # DynamoDB charges the whole item's size whatever the projection, but the answer is smaller)
 _ATTRS = (
     "sk, category, #k, content, tags, priority, #src, verified, confidence, "
-    "expires_at, session_id, created_at, updated_at, #rev"
+    "expires_at, session_id, created_at, updated_at, #rev, #chg"
 )
-_NAMES = {"#k": "key", "#src": "source", "#rev": "rev"}
+_NAMES = {"#k": "key", "#src": "source", "#rev": "rev", "#chg": "change"}
+HISTORY_KEPT = 50  # versions kept per memory besides the current one (older ones are deleted)
 NO_MEMORY = "No memory with that id."
 WRITE_ATTEMPTS = 8  # reads and conditional writes of one memory before a writer gives up (a hot key)
 
@@ -46,6 +63,7 @@ class Stored:
 
     memory: Memory
     rev: int | None  # None: an item written before revisions were counted
+    change: ChangeKind = ChangeKind.created  # what made this version
 
 
 # --- the codec --------------------------------------------------------------------------------------
@@ -74,9 +92,12 @@ def from_item(space: Space, item: Mapping[str, Any]) -> Stored:
         session_id=raw.get("session_id"),
         created_at=parse_iso(raw["created_at"]),
         updated_at=parse_iso(raw["updated_at"]),
+        version=int(raw.get("rev") or 1),
+        mind_id=space.mind_id,
     )
     rev = raw.get("rev")
-    return Stored(memory=memory, rev=int(rev) if rev is not None else None)
+    change = raw.get("change") or (ChangeKind.created if memory.version == 1 else ChangeKind.updated)
+    return Stored(memory=memory, rev=int(rev) if rev is not None else None, change=ChangeKind(change))
 
 
 def _attributes(memory: Memory) -> dict[str, Any]:
@@ -100,25 +121,68 @@ def _attributes(memory: Memory) -> dict[str, Any]:
 # --- writes -----------------------------------------------------------------------------------------
 
 
+def next_version(read: Stored | None) -> int:
+    """The version a write makes of what it read."""
+    return read.memory.version + 1 if read is not None else 1
+
+
 @dataclass(frozen=True)
 class Change:
-    """One memory to store: the whole memory as it is to be, a new vector (None keeps the stored
-    one), and the revision its writer read (None: it must not exist yet)."""
+    """One memory to store: the whole memory as it is to be (its `version` is `next_version(read)`),
+    a new vector (None keeps the stored one), the read it replaces (None: it must not exist yet), and
+    what kind of change it is."""
 
     memory: Memory
     read: Stored | None
     vector: Vector | None = None
+    kind: ChangeKind = ChangeKind.updated
 
     @property
     def rev(self) -> int:
-        return (self.read.rev or 1) + 1 if self.read is not None else 1
+        return next_version(self.read)
+
+
+def _version_item(space: Space, old: Stored) -> dict[str, Any]:
+    """The kept copy of a version a write replaces (no vector: history is read, never scored)."""
+    m = old.memory
+    attributes = {
+        "version": m.version,
+        "content": m.content,
+        "tags": list(m.tags),
+        "priority": m.priority.value,
+        "source": m.source.value,
+        "verified": m.verified,
+        "confidence": m.confidence,
+        "expires_at": iso(m.expires_at) if m.expires_at is not None else None,
+        "updated_at": iso(m.updated_at),
+        "change": old.change.value,
+    }
+    return {
+        **db.key(space.pk, space.sk(history_sk(m.id, m.version))),
+        **{k: attr(v) for k, v in attributes.items() if v is not None},
+    }
+
+
+def _actions(space: Space, change: Change) -> list[dict[str, Any]]:
+    """A change's transaction actions: the conditional update, and the kept copy of what it replaces
+    (with the copy that falls out of the kept window deleted)."""
+    actions: list[dict[str, Any]] = [{"Update": _update(space, change)}]
+    if change.read is not None:
+        actions.append({"Put": {"TableName": db.table(), "Item": _version_item(space, change.read)}})
+        expired = change.read.memory.version - HISTORY_KEPT
+        if expired >= 1:
+            key = db.key(space.pk, space.sk(history_sk(change.memory.id, expired)))
+            actions.append({"Delete": {"TableName": db.table(), "Key": key}})
+    return actions
 
 
 def _update(space: Space, change: Change) -> dict[str, Any]:
     """The UpdateItem of a change, conditional on the revision read."""
     names: dict[str, str] = {"#rev": "rev"}
     values: dict[str, Any] = {":rev": n(change.rev)}
-    sets, removes = ["#rev = :rev"], []
+    sets, removes = ["#rev = :rev", "#chg = :chg"], []
+    names["#chg"] = "change"
+    values[":chg"] = s(change.kind.value)
     for i, (name, value) in enumerate(_attributes(change.memory).items()):
         names[f"#a{i}"] = name
         if value is None:
@@ -160,12 +224,13 @@ _MAX_ACTIONS = 100  # a transaction's limit
 def save(space: Space, changes: Sequence[Change]) -> None:
     """Store changes, each conditional on the revision its writer read; then a new version token.
 
-    One change is one UpdateItem; several are one transaction per 100 (all of a transaction, or
-    none). LostRace names the memories another writer changed meanwhile (nothing of their
-    transaction was written); the caller reads them again.
+    A change that replaces a version keeps it in the same transaction; a create alone is one
+    UpdateItem; changes go together in transactions of at most 100 actions (each all or nothing).
+    LostRace names the memories of a transaction another writer changed meanwhile (nothing of it was
+    written); the caller reads them again.
     """
     lost: list[str] = []
-    if len(changes) == 1:
+    if len(changes) == 1 and changes[0].read is None:
         try:
             with db.translate():
                 db.client().update_item(**_update(space, changes[0]))
@@ -174,10 +239,17 @@ def save(space: Space, changes: Sequence[Change]) -> None:
                 raise
             lost.append(changes[0].memory.id)
     else:
-        for start in range(0, len(changes), _MAX_ACTIONS):
-            part = changes[start : start + _MAX_ACTIONS]
-            if not db.won([{"Update": _update(space, c)} for c in part]):
-                lost += [c.memory.id for c in part]
+        part: list[Change] = []
+        actions: list[dict[str, Any]] = []
+        for change in [*changes, None]:
+            more = _actions(space, change) if change is not None else []
+            if part and (change is None or len(actions) + len(more) > _MAX_ACTIONS):
+                if not db.won(actions):
+                    lost += [c.memory.id for c in part]
+                part, actions = [], []
+            if change is not None:
+                part.append(change)
+                actions += more
     if len(lost) < len(changes):
         bump_version(space)
     if lost:
@@ -185,9 +257,15 @@ def save(space: Space, changes: Sequence[Change]) -> None:
 
 
 def delete(space: Space, mem_id: str) -> Category:
-    """Delete a memory; returns its category. NotFound if it does not exist."""
+    """Delete a memory and its history (deleted means gone); returns its category. NotFound if it
+    does not exist. The history goes first: a version left behind could be taken for one of a later
+    memory of the same key."""
     if not is_service_id(mem_id):
         raise NotFound(NO_MEMORY)
+    if get(space, mem_id) is None:
+        raise NotFound(NO_MEMORY)
+    kept = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ProjectionExpression="pk, sk")
+    db.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in kept])
     try:
         with db.translate():
             answer = db.client().delete_item(
@@ -220,6 +298,49 @@ def get_version(space: Space) -> str:
 
 
 # --- reads ------------------------------------------------------------------------------------------
+
+
+def version_from(raw: Mapping[str, Any]) -> MemoryVersion:
+    return MemoryVersion(
+        version=int(raw["version"]),
+        content=raw["content"],
+        tags=raw.get("tags", []),
+        priority=Priority(raw.get("priority", "normal")),
+        source=Source(raw["source"]),
+        verified=bool(raw.get("verified", False)),
+        confidence=float(raw.get("confidence", 1.0)),
+        expires_at=parse_iso(raw["expires_at"]) if raw.get("expires_at") else None,
+        updated_at=parse_iso(raw["updated_at"]),
+        change=ChangeKind(raw.get("change", "updated")),
+    )
+
+
+def as_version(current: Stored) -> MemoryVersion:
+    """The current version of a memory, as a history entry."""
+    m = current.memory
+    return MemoryVersion(
+        version=m.version,
+        content=m.content,
+        tags=m.tags,
+        priority=m.priority,
+        source=m.source,
+        verified=m.verified,
+        confidence=m.confidence,
+        expires_at=m.expires_at,
+        updated_at=m.updated_at,
+        change=current.change,
+    )
+
+
+def history(space: Space, mem_id: str) -> list[MemoryVersion]:
+    """The kept versions of a memory before its current one, newest first."""
+    items = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ScanIndexForward=False)
+    return [version_from(plain_item(item)) for item in items]
+
+
+def kept_version(space: Space, mem_id: str, version: int) -> MemoryVersion | None:
+    item = db.get(space.pk, space.sk(history_sk(mem_id, version)))
+    return version_from(plain_item(item)) if item else None
 
 
 def id_for(space: Space, category: Category, key: str) -> str:

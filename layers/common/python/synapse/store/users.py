@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synapse.config import settings
-from synapse.models import Memory, parse_iso, utcnow
+from synapse.models import Memory, MemoryVersion, parse_iso, utcnow
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.conversations import StoredMessage, Summary, summary_from_item
 from synapse.store.credentials import ApiKeyRecord, ProviderRecord, api_key_from_item, provider_from_item
 from synapse.store.keys import LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
-from synapse.store.memories import from_item
+from synapse.store.memories import from_item, version_from
 
 
 @dataclass
@@ -29,6 +29,7 @@ class UserData:
     """Everything of a user, grouped (vectors and ciphertexts are never read out of it)."""
 
     memories: list[Memory] = field(default_factory=list)
+    history: dict[str, list[MemoryVersion]] = field(default_factory=dict)  # memory id → kept, newest first
     identity: dict[str, str] = field(default_factory=dict)  # mind id → line
     sessions: list[SessionData] = field(default_factory=list)
     summaries: list[tuple[str, str, Summary]] = field(default_factory=list)  # (mind, session, chunk)
@@ -52,7 +53,9 @@ def everything(user_id: str) -> UserData:
             out.memories.append(from_item(Space(user_id, key.mind_id), item).memory)
             continue
         raw = plain_item({k: v for k, v in item.items() if k not in ("emb", "ciphertext")})
-        if key.kind == "identity":
+        if key.kind == "history":
+            out.history.setdefault(key.name, []).insert(0, version_from(raw))
+        elif key.kind == "identity":
             out.identity[key.mind_id] = raw.get("text", "")
         elif key.kind == "session":
             entry = session(key.mind_id, key.session_id)

@@ -1,0 +1,22 @@
+"""GET /memory/{id}/history — every kept version of a memory, the current one first."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+
+from synapse import api, memories
+from synapse.models import MemoryHistory, Scope
+from synapse.principal import Principal
+
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
+api.setup(app)
+
+
+@app.get("/memory/<id>/history", summary="The versions of a memory, newest first", tags=["memories"])
+def history(id: str, who: Annotated[Principal, Depends(api.caller)]) -> MemoryHistory:
+    return memories.history(who, id)
+
+
+handler = api.entrypoint(app, scope=Scope.read)

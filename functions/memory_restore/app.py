@@ -1,0 +1,23 @@
+"""POST /memory/{id}/restore — an older version's content, tags, priority, confidence and expiry, as a
+new version (nothing is lost: the version it replaces is kept too)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+
+from synapse import api, memories
+from synapse.models import Memory, RestoreIn, Scope
+from synapse.principal import Principal
+
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
+api.setup(app)
+
+
+@app.post("/memory/<id>/restore", summary="Restore a version of a memory", tags=["memories"])
+def restore(id: str, body: RestoreIn, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
+    return memories.restore(who, id, body)
+
+
+handler = api.entrypoint(app, scope=Scope.write)
