@@ -5,7 +5,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse import api, memories
+from synapse import api, memories, minds
 from synapse.models import Category, Scope
 from synapse.principal import Principal
 
@@ -28,7 +28,7 @@ def recall_text(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> Response[str]:
     matching = memories.by_priority(memories.live(who, category=category, tag=tag))
-    text = memories.render_text(who.user_id, matching, limit)
+    text = memories.render_text(minds.name_of(who), matching, limit)
     return Response(status_code=200, content_type="text/plain; charset=utf-8", body=text)
 
 

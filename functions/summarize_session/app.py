@@ -14,6 +14,11 @@ from synapse.observability import logger, tracer
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     detail = event.detail
-    chunk = sessions.summary_due(str(detail["userId"]), str(detail["sessionId"]), int(detail["msgCount"]))
+    chunk = sessions.summary_due(
+        str(detail["userId"]),
+        str(detail["sessionId"]),
+        int(detail["msgCount"]),
+        str(detail.get("mindId") or "default"),
+    )
     logger.info("session summary", extra={"written": chunk is not None, "msg_count": detail["msgCount"]})
     return {"chunk_id": chunk.chunk_id if chunk else None}

@@ -73,6 +73,9 @@ ROUTES: dict[str, Route] = {
     "DELETE /memory/{id}": Route("memory_delete", "write", path_params={"id": "{id}"}, ok=204),
     "POST /memory/{id}/verify": Route("memory_verify", "user", path_params={"id": "{id}"}),
     "GET /memory/{id}/history": Route("memory_history", "read", path_params={"id": "{id}"}),
+    "POST /minds": Route("minds_create", "user", body={"name": "another mind"}, ok=201),
+    "GET /minds": Route("minds_list", "user"),
+    "DELETE /minds/{mindId}": Route("minds_delete", "user", path_params={"mindId": "m_0123456789ab"}, ok=404),
     "POST /memory/{id}/restore": Route(
         "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}
     ),

@@ -47,6 +47,7 @@ def test_a_key_is_shown_once_stored_hashed_and_works_until_revoked(call: Call, a
         "kind": "agent",
         "scopes": "memory:read",
         "keyId": created["key_id"],
+        "mindId": "default",  # a Mind Key of the default mind (API.md, second release)
     }
     # When alice revokes it, it stops working at once
     path = f"/keys/{created['key_id']}"
@@ -114,7 +115,13 @@ def test_the_authorizer_accepts_a_user_jwt(aws: Any) -> None:
     result = authorize(f"Bearer {token}")
     assert result == {
         "isAuthorized": True,
-        "context": {"userId": "alice", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""},
+        "context": {
+            "userId": "alice",
+            "kind": "user",
+            "scopes": "memory:read memory:write",
+            "keyId": "",
+            "mindId": "default",
+        },
     }
 
 

@@ -22,6 +22,9 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_delete": {("DELETE", "/memory/{id}")},
     "memory_verify": {("POST", "/memory/{id}/verify")},
     "memory_history": {("GET", "/memory/{id}/history")},
+    "minds_create": {("POST", "/minds")},
+    "minds_list": {("GET", "/minds")},
+    "minds_delete": {("DELETE", "/minds/{mindId}")},
     "memory_restore": {("POST", "/memory/{id}/restore")},
     "memory_recall_text": {("GET", "/memory/recall")},
     "memory_by_tag": {("GET", "/memory/by-tag")},
@@ -48,6 +51,7 @@ PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/openapi.json"), ("GET", "/docs")}
 # Functions that must never write: only these policy templates are allowed on them.
 READ_ONLY = {
     "memory_history",
+    "minds_list",
     "memory_list",
     "memory_get",
     "memory_recall_text",

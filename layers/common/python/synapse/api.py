@@ -147,9 +147,15 @@ def _authorizer_context(event: dict[str, Any]) -> dict[str, Any] | None:
     return ctx if isinstance(ctx, dict) else None
 
 
+MIND_HEADER = "x-mind-id"
+
+
 def caller(request: Request) -> Principal:
-    """The principal, from the authorizer's context only (a `Depends` for routes)."""
-    return Principal.from_context(_authorizer_context(request.resolved_event.raw_event))
+    """The principal, from the authorizer's context only, acting in the mind the `X-Mind-Id` header
+    names (a `Depends` for routes)."""
+    event = request.resolved_event.raw_event
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    return Principal.from_context(_authorizer_context(event)).in_mind(headers.get(MIND_HEADER))
 
 
 def _body_bytes(event: dict[str, Any]) -> bytes:

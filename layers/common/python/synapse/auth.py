@@ -7,7 +7,7 @@ import secrets
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from synapse import store
+from synapse import minds, store
 from synapse.config import settings
 from synapse.errors import Unauthorized, UpstreamUnavailable
 from synapse.models import USER_ID_RE, ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn, Scope, utcnow
@@ -87,7 +87,9 @@ def is_api_key(token: str) -> bool:
     return token.startswith(settings().api_key_prefix)
 
 
-def issue_api_key(user_id: str, name: str, scopes: list[str]) -> tuple[store.ApiKeyRecord, str]:
+def issue_api_key(
+    user_id: str, name: str, scopes: list[str], mind_id: str = store.DEFAULT_MIND
+) -> tuple[store.ApiKeyRecord, str]:
     """A new key for `user_id`: returns (record, plain key). Only the SHA-256 of the key is stored."""
     plain = settings().api_key_prefix + secrets.token_urlsafe(32)
     record = store.ApiKeyRecord(
@@ -97,6 +99,7 @@ def issue_api_key(user_id: str, name: str, scopes: list[str]) -> tuple[store.Api
         scopes=sorted(set(scopes)),
         hint=f"{settings().api_key_prefix}…{plain[-4:]}",
         created_at=utcnow(),
+        mind_id=mind_id,
     )
     store.put_api_key(record, store.hash_secret(plain))
     return record, plain
@@ -114,14 +117,21 @@ def verify_api_key(token: str) -> Principal:
         kind="agent",
         scopes=frozenset(s for s in record.scopes if s in ALL_SCOPES),
         key_id=record.key_id,
+        mind_id=record.mind_id,
     )
 
 
 def create_api_key(user_id: str, body: KeyIn) -> ApiKeyCreated:
     """POST /keys: the plain key is in this answer only."""
-    record, plain = issue_api_key(user_id, body.name, [s.value for s in body.scopes])
+    minds.check_exists(user_id, body.mind_id)
+    record, plain = issue_api_key(user_id, body.name, [s.value for s in body.scopes], body.mind_id)
     return ApiKeyCreated(
-        key_id=record.key_id, key=plain, name=record.name, scopes=body.scopes, created_at=record.created_at
+        key_id=record.key_id,
+        key=plain,
+        name=record.name,
+        scopes=body.scopes,
+        created_at=record.created_at,
+        mind_id=record.mind_id,
     )
 
 
@@ -136,6 +146,7 @@ def list_api_keys(user_id: str) -> ApiKeyList:
                 scopes=[Scope(s) for s in r.scopes],
                 hint=r.hint,
                 created_at=r.created_at,
+                mind_id=r.mind_id,
             )
             for r in records
         ]

@@ -29,7 +29,7 @@ def summary_boundaries(before: int, after: int, every: int) -> list[int]:
     return list(range((before // every + 1) * every, after + 1, every))
 
 
-def publish_summaries_due(user_id: str, session_id: str, counts: list[int]) -> None:
+def publish_summaries_due(user_id: str, session_id: str, counts: list[int], mind_id: str = "default") -> None:
     """One SessionSummaryDue per boundary (the summarizer makes each chunk once, whatever repeats)."""
     if not counts:
         return
@@ -37,7 +37,9 @@ def publish_summaries_due(user_id: str, session_id: str, counts: list[int]) -> N
         {
             "Source": SOURCE,
             "DetailType": SUMMARY_DUE,
-            "Detail": json.dumps({"userId": user_id, "sessionId": session_id, "msgCount": count}),
+            "Detail": json.dumps(
+                {"userId": user_id, "sessionId": session_id, "msgCount": count, "mindId": mind_id}
+            ),
             "EventBusName": settings().event_bus,
         }
         for count in counts

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from synapse import store
+from synapse.minds import space_of
 from synapse.models import PRIORITY_RANK, Category, IdentityOut, Memory, utcnow
 from synapse.principal import Principal
 
@@ -64,7 +65,7 @@ def rebuild_identity(space: store.Space, memories: Iterable[Memory] | None = Non
 def identity_of(who: Principal, user_id: str) -> IdentityOut:
     """GET /memory/identity/{userId}: the caller's own identity line only."""
     who.check_user_id(user_id)
-    return IdentityOut(userId=who.user_id, identity=current(store.Space(who.user_id)))
+    return IdentityOut(userId=who.user_id, identity=current(space_of(who)))
 
 
 def current(space: store.Space) -> str | None:

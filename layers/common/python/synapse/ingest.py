@@ -66,6 +66,7 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
         space.user_id,
         body.sessionId,
         events.summary_boundaries(span.first - 1, span.last, cfg.summary_every),
+        space.mind_id,
     )
     # 2. skip transient turns; an all-transient batch makes no model call at all
     kept = [m for m in body.messages if not llm.is_transient(m.content)]

@@ -354,7 +354,7 @@ def expiring(who: Principal, within: str) -> list[Memory]:
     return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))
 
 
-def render_text(user_id: str, matching: list[Memory], limit: int) -> str:
+def render_text(mind_name: str, matching: list[Memory], limit: int) -> str:
     """The `GET /memory/recall` text (API.md): a header, then one numbered block per memory. Here, not
     in `recall`, so that plain-text recall does not import numpy.
 
@@ -363,7 +363,7 @@ def render_text(user_id: str, matching: list[Memory], limit: int) -> str:
     """
     verified = sum(1 for m in matching if m.verified)
     lines = [
-        f"Mind: {user_id}",
+        f"Mind: {mind_name}",
         f"Memories: {len(matching)} total ({verified} verified, {len(matching) - verified} unverified)",
     ]
     for n, m in enumerate(matching[:limit], start=1):

@@ -60,6 +60,8 @@ USER_ID_RE = re.compile(r"^[A-Za-z0-9._@-]{1,128}$")
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
 KEY_PATTERN = r"^[a-z0-9][a-z0-9_]{0,99}$"
+MIND_ID_PATTERN = r"^(default|m_[a-z0-9]{12})$"
+DEFAULT_MIND = "default"
 MAX_CONTENT = 8000
 MAX_TAGS = 20
 MAX_TAG_LEN = 50
@@ -245,8 +247,12 @@ class Scope(StrEnum):
     write = "memory:write"
 
 
+MindId = Annotated[str, StringConstraints(pattern=MIND_ID_PATTERN)]
+
+
 class KeyIn(Body):
     name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
+    mind_id: MindId = DEFAULT_MIND  # a Mind Key acts in this mind only
     # a bound on the list as sent; repeats are merged below (two distinct scopes exist)
     scopes: list[Scope] = Field(min_length=1, max_length=10)
 
@@ -262,6 +268,7 @@ class ApiKeyInfo(Model):
     scopes: list[Scope]
     hint: str
     created_at: Timestamp
+    mind_id: str = DEFAULT_MIND
 
 
 class ApiKeyCreated(Model):
@@ -270,6 +277,30 @@ class ApiKeyCreated(Model):
     name: str
     scopes: list[Scope]
     created_at: Timestamp
+    mind_id: str = DEFAULT_MIND
+
+
+# --- minds ----------------------------------------------------------------------------------------
+
+
+class MindIn(Body):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
+    description: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+
+class MindOut(Model):
+    mind_id: str
+    name: str
+    description: str | None
+    created_at: Timestamp
+
+
+class MindInfo(MindOut):
+    memories: int
+
+
+class MindList(Model):
+    minds: list[MindInfo]
 
 
 class ApiKeyList(Model):

@@ -6,13 +6,15 @@ importing DynamoDB code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from synapse.errors import Forbidden, Unauthorized, UpstreamUnavailable
-from synapse.models import USER_ID_RE, Scope, Source
+from synapse.errors import Forbidden, NotFound, Unauthorized, UpstreamUnavailable
+from synapse.models import DEFAULT_MIND, MIND_ID_PATTERN, USER_ID_RE, Scope, Source
 
 ALL_SCOPES = (Scope.read.value, Scope.write.value)
+_MIND_ID = re.compile(MIND_ID_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -23,10 +25,17 @@ class Principal:
     kind: str  # "user" (a human, JWT) or "agent" (an API key)
     scopes: frozenset[str] = field(default_factory=frozenset)
     key_id: str = ""
+    # the mind it acts in: a Mind Key's own; for a user, the one the request names (X-Mind-Id)
+    mind_id: str = DEFAULT_MIND
 
     @property
     def is_user(self) -> bool:
         return self.kind == "user"
+
+    @property
+    def bound(self) -> bool:
+        """An API key acts in its own mind only."""
+        return not self.is_user
 
     @property
     def source(self) -> Source:
@@ -53,7 +62,19 @@ class Principal:
             "kind": self.kind,
             "scopes": " ".join(sorted(self.scopes)),
             "keyId": self.key_id,
+            "mindId": self.mind_id,
         }
+
+    def in_mind(self, requested: str | None) -> Principal:
+        """The caller acting in the mind a request names (the `X-Mind-Id` header), or its own.
+        A Mind Key naming another mind is refused; a mind id of no possible shape is unknown."""
+        if not requested or requested == self.mind_id:
+            return self
+        if self.bound:
+            raise Forbidden("This API key acts in its own mind only.")
+        if not _MIND_ID.match(requested):
+            raise NotFound("No mind with that id.")
+        return replace(self, mind_id=requested)
 
     @classmethod
     def from_context(cls, ctx: dict[str, Any] | None) -> Principal:
@@ -68,4 +89,5 @@ class Principal:
             kind=kind,
             scopes=frozenset(str(ctx.get("scopes", "")).split()),
             key_id=str(ctx.get("keyId", "")),
+            mind_id=str(ctx.get("mindId") or DEFAULT_MIND),
         )

@@ -42,6 +42,7 @@ def export(user_id: str) -> ExportOut:
                 scopes=[Scope(s) for s in k.scopes],
                 hint=k.hint,
                 created_at=k.created_at,
+                mind_id=k.mind_id,
             )
             for k in data.keys
         ],

@@ -82,9 +82,11 @@ def chunks(who: Principal, session_id: str) -> SummaryList:
     )
 
 
-def summary_due(user_id: str, session_id: str, msg_count: int) -> store.Summary | None:
+def summary_due(
+    user_id: str, session_id: str, msg_count: int, mind_id: str = store.DEFAULT_MIND
+) -> store.Summary | None:
     """The EventBridge consumer's work: one chunk per boundary, however often the event arrives."""
-    space = store.Space(user_id)
+    space = store.Space(user_id, mind_id)
     if store.session_boundary_done(space, session_id, msg_count):
         return None
     messages = _recent(space, session_id, msg_count)

@@ -69,6 +69,7 @@ from synapse.store.memories import (
     save,
     stored,
 )
+from synapse.store.minds import MindRecord, count_memories, delete_mind, get_mind, list_minds, put_mind
 from synapse.store.users import SessionData, UserData, delete_user, everything
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "LostRace",
     "MemoryFilter",
     "MessageRange",
+    "MindRecord",
     "ProviderRecord",
     "SessionData",
     "Space",
@@ -99,11 +101,13 @@ __all__ = [
     "busy",
     "client",
     "columns",
+    "count_memories",
     "decode_cursor",
     "decode_matrix",
     "decode_vector",
     "delete",
     "delete_api_key",
+    "delete_mind",
     "delete_provider",
     "delete_user",
     "encode_cursor",
@@ -111,6 +115,7 @@ __all__ = [
     "find_api_key",
     "get",
     "get_identity",
+    "get_mind",
     "get_provider",
     "get_version",
     "hash_secret",
@@ -120,12 +125,14 @@ __all__ = [
     "is_mind_id",
     "kept_version",
     "list_api_keys",
+    "list_minds",
     "list_providers",
     "list_summaries",
     "make_vector",
     "next_version",
     "put_api_key",
     "put_identity",
+    "put_mind",
     "put_provider",
     "query",
     "read_columns",

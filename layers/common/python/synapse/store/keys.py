@@ -191,4 +191,6 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("provider", name=rest)
     if head == "mind":
         return ParsedKey("mind", name=rest, mind_id=rest)
+    if head == "mindname":
+        return ParsedKey("mindname", name=rest)
     return ParsedKey("other", name=sk)

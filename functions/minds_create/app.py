@@ -1,0 +1,27 @@
+"""POST /minds — a new mind (a separate memory space), e.g. one per agent or product."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+
+from synapse import api, minds
+from synapse.models import MindIn, MindOut
+from synapse.principal import Principal
+
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
+api.setup(app)
+
+
+@app.post(
+    "/minds",
+    summary="Create a mind (users only)",
+    tags=["minds"],
+    responses={201: {"description": "Created"}, 409: {"description": "The name is taken"}},
+)
+def create(body: MindIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[MindOut]:
+    return Response(status_code=201, content_type=api.JSON, body=minds.create(who, body))
+
+
+handler = api.entrypoint(app, user_only=True)

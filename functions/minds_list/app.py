@@ -1,0 +1,22 @@
+"""GET /minds — every mind of the user, the default one first, with its number of memories."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+
+from synapse import api, minds
+from synapse.models import MindList
+from synapse.principal import Principal
+
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
+api.setup(app)
+
+
+@app.get("/minds", summary="List minds (users only)", tags=["minds"])
+def list_minds(who: Annotated[Principal, Depends(api.caller)]) -> MindList:
+    return minds.list_all(who)
+
+
+handler = api.entrypoint(app, user_only=True)

@@ -1,0 +1,210 @@
+"""Minds: separate memory spaces of one user, Mind Keys bound to one of them, and their deletion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conftest import Call
+from tests.support import ALICE, user
+
+
+def make_mind(call: Call, name: str, who: dict[str, str] = ALICE) -> dict[str, Any]:
+    return call("minds_create", "POST", "/minds", body={"name": name}, who=who)
+
+
+def mind_key(call: Call, mind_id: str, scopes: list[str] | None = None) -> dict[str, str]:
+    """A Mind Key of alice's, through POST /keys; its principal as the authorizer gives it."""
+    from synapse import auth
+
+    made = call(
+        "keys_create",
+        "POST",
+        "/keys",
+        body={
+            "name": f"bot of {mind_id}",
+            "scopes": scopes or ["memory:read", "memory:write"],
+            "mind_id": mind_id,
+        },
+        who=ALICE,
+    )
+    assert made["statusCode"] == 201, made
+    assert made["json"]["mind_id"] == mind_id
+    return auth.verify_api_key(made["json"]["key"]).context() | {"key": made["json"]["key"]}
+
+
+def remember(
+    call: Call, who: dict[str, str], content: str, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    body = {"category": "fact", "key": "favourite_city", "content": content, "tags": ["city"]}
+    return call("memory_create", "POST", "/memory", body=body, who=who, headers=headers)
+
+
+def listed(call: Call, who: dict[str, str], headers: dict[str, str] | None = None) -> dict[str, Any]:
+    return call("memory_list", "GET", "/memory", who=who, headers=headers)
+
+
+def test_a_mind_keeps_an_agents_memories_apart_from_the_default_minds(call: Call) -> None:
+    # Given alice makes a second mind and gives an agent a Mind Key for it
+    mind = make_mind(call, "Support bot")
+    assert mind["statusCode"] == 201, mind
+    mind_id = mind["json"]["mind_id"]
+    assert mind_id.startswith("m_") and len(mind_id) == 14 and mind["json"]["name"] == "Support bot"
+    bot = mind_key(call, mind_id)
+    # When she and the agent store the same key, each in their own mind
+    mine = remember(call, ALICE, "Berlin")
+    theirs = remember(call, bot, "เชียงใหม่")
+    # Then they are two memories, each in its mind
+    assert mine["statusCode"] == theirs["statusCode"] == 201
+    assert mine["json"]["id"] != theirs["json"]["id"]
+    assert (mine["json"]["mind_id"], theirs["json"]["mind_id"]) == ("default", mind_id)
+    # And each mind sees its own only; alice reaches the other mind with X-Mind-Id
+    assert [m["content"] for m in listed(call, ALICE)["json"]["memories"]] == ["Berlin"]
+    assert [m["content"] for m in listed(call, bot)["json"]["memories"]] == ["เชียงใหม่"]
+    there = {"x-mind-id": mind_id}
+    assert [m["content"] for m in listed(call, ALICE, there)["json"]["memories"]] == ["เชียงใหม่"]
+    # a memory of one mind is 404 from another
+    path = f"/memory/{theirs['json']['id']}"
+    got = call(
+        "memory_get", "GET", path, route="/memory/{id}", path_params={"id": theirs["json"]["id"]}, who=ALICE
+    )
+    assert got["statusCode"] == 404
+    # recall and search are per mind too
+    found = call("memory_recall", "POST", "/memory/recall", body={"query": "เชียงใหม่"}, who=bot)["json"]
+    assert [m["text"] for m in found["memories"]] == ["เชียงใหม่"]
+    found = call("memory_search", "GET", "/memory/search", query={"q": "Berlin"}, who=bot)["json"]
+    assert found["memories"] == []
+    text = call("memory_recall_text", "GET", "/memory/recall", who=bot)
+    assert text["body"].startswith("Mind: Support bot\n")
+    # GET /minds lists both, the default first, with their counts
+    minds = call("minds_list", "GET", "/minds", who=ALICE)["json"]["minds"]
+    assert [(m["mind_id"], m["name"], m["memories"]) for m in minds] == [
+        ("default", "alice", 1),
+        (mind_id, "Support bot", 1),
+    ]
+
+
+def test_ingest_identity_and_summaries_are_per_mind(call: Call) -> None:
+    mind_id = make_mind(call, "Travel agent")["json"]["mind_id"]
+    bot = mind_key(call, mind_id)
+    body = {
+        "sessionId": "s1",
+        "messages": [{"role": "user", "content": "My name is Somchai and I live in Chiang Mai"}],
+    }
+    assert call("memory_ingest", "POST", "/memory/ingest", body=body, who=bot)["statusCode"] == 200
+    summary = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=bot)
+    assert summary["statusCode"] == 200
+
+    def identity(who: dict[str, str], headers: dict[str, str] | None = None) -> Any:
+        return call(
+            "memory_identity",
+            "GET",
+            "/memory/identity/alice",
+            route="/memory/identity/{userId}",
+            path_params={"userId": "alice"},
+            who=who,
+            headers=headers,
+        )["json"]["identity"]
+
+    def chunks(who: dict[str, str]) -> list[Any]:
+        return call(
+            "memory_summaries",
+            "GET",
+            "/memory/summaries/s1",
+            route="/memory/summaries/{sessionId}",
+            path_params={"sessionId": "s1"},
+            who=who,
+        )["json"]["summaries"]
+
+    assert "Somchai" in identity(bot) and "Somchai" in identity(ALICE, {"x-mind-id": mind_id})
+    assert identity(ALICE) is None
+    assert len(chunks(bot)) == 1 and chunks(ALICE) == []
+
+
+def test_a_mind_key_cannot_reach_another_mind_and_unknown_minds_are_not_found(call: Call) -> None:
+    one = make_mind(call, "one")["json"]["mind_id"]
+    two = make_mind(call, "two")["json"]["mind_id"]
+    bot = mind_key(call, one)
+    refused = listed(call, bot, {"x-mind-id": two})
+    assert refused["statusCode"] == 403 and refused["json"]["error"]["code"] == "forbidden"
+    assert listed(call, bot, {"x-mind-id": "default"})["statusCode"] == 403
+    assert listed(call, bot, {"x-mind-id": one})["statusCode"] == 200
+    for unknown in ("m_000000000000", "nope", "M_ABC"):
+        answer = listed(call, ALICE, {"x-mind-id": unknown})
+        assert answer["statusCode"] == 404 and answer["json"]["error"]["code"] == "not_found"
+    # another user's mind is unknown to alice, and POST /keys refuses a mind that is not hers
+    bobs = make_mind(call, "bob's", who=user("bob"))["json"]["mind_id"]
+    assert listed(call, ALICE, {"x-mind-id": bobs})["statusCode"] == 404
+    made = call(
+        "keys_create",
+        "POST",
+        "/keys",
+        body={"name": "x", "scopes": ["memory:read"], "mind_id": bobs},
+        who=ALICE,
+    )
+    assert made["statusCode"] == 404
+
+
+def test_mind_names_are_unique_per_user_whatever_their_case(call: Call) -> None:
+    assert make_mind(call, "Work")["statusCode"] == 201
+    for taken in ("work", "WORK", "alice", "Alice"):
+        answer = make_mind(call, taken)
+        assert answer["statusCode"] == 409 and answer["json"]["error"]["code"] == "conflict"
+    assert make_mind(call, "work", who=user("bob"))["statusCode"] == 201
+
+
+def test_deleting_a_mind_deletes_its_memories_and_its_keys_stop_working(call: Call) -> None:
+    from synapse import auth
+    from synapse.errors import Unauthorized
+
+    mind_id = make_mind(call, "Temp")["json"]["mind_id"]
+    bot = mind_key(call, mind_id)
+    remember(call, bot, "Lisbon")
+    remember(call, ALICE, "Berlin")
+    gone = call(
+        "minds_delete",
+        "DELETE",
+        f"/minds/{mind_id}",
+        route="/minds/{mindId}",
+        path_params={"mindId": mind_id},
+        who=ALICE,
+    )
+    assert gone["statusCode"] == 204, gone
+    try:
+        auth.verify_api_key(bot["key"])
+        raise AssertionError("a deleted mind's key still works")
+    except Unauthorized:
+        pass
+    assert listed(call, ALICE, {"x-mind-id": mind_id})["statusCode"] == 404
+    assert [m["content"] for m in listed(call, ALICE)["json"]["memories"]] == ["Berlin"]
+    assert [m["mind_id"] for m in call("minds_list", "GET", "/minds", who=ALICE)["json"]["minds"]] == [
+        "default"
+    ]
+    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    assert [m["content"] for m in exported["memories"]] == ["Berlin"]
+    # the default mind cannot be deleted; an unknown one is 404
+    for mid, status in (("default", 409), ("m_000000000000", 404)):
+        answer = call(
+            "minds_delete",
+            "DELETE",
+            f"/minds/{mid}",
+            route="/minds/{mindId}",
+            path_params={"mindId": mid},
+            who=ALICE,
+        )
+        assert answer["statusCode"] == status
+
+
+def test_export_and_delete_me_cover_every_mind(call: Call) -> None:
+    mind_id = make_mind(call, "Side project")["json"]["mind_id"]
+    remember(call, ALICE, "Berlin")
+    remember(call, ALICE, "Lisbon", {"x-mind-id": mind_id})
+    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    assert sorted((m["mind_id"], m["content"]) for m in exported["memories"]) == [
+        ("default", "Berlin"),
+        (mind_id, "Lisbon"),
+    ]
+    assert call("me_delete", "DELETE", "/me", who=ALICE)["statusCode"] == 200
+    assert call("me_export", "GET", "/me/export", who=ALICE)["json"]["memories"] == []
+    assert [m["mind_id"] for m in call("minds_list", "GET", "/minds", who=ALICE)["json"]["minds"]] == [
+        "default"
+    ]
