@@ -227,6 +227,15 @@ def test_unicode_round_trips(name: str, local_server: LocalServer, me: dict[str,
     assert text.splitlines()[0] in plain.content.decode("utf-8")
 
 
+def test_json_nested_deeper_than_64_levels_is_400(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (it was a 500: RecursionError)
+    for depth in (65, 10_000):
+        body = '{"category": "fact", "key": "deep", "content": ' + "[" * depth + "]" * depth + "}"
+        resp = requests.post(f"{local_server.url}/memory", headers=me, data=body, timeout=30)
+        assert resp.status_code == 400, (depth, resp.text)
+        assert "64 levels" in error(resp)["message"]
+
+
 def test_a_lone_surrogate_is_refused_not_a_crash(local_server: LocalServer, me: dict[str, str]) -> None:
     for raw in ['"\\ud800"', '"a\\udfffb"', '"\\ud83d"']:
         body = '{"category": "fact", "key": "lone", "content": ' + raw + "}"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -38,6 +40,7 @@ tracer = Tracer(patch_modules=("botocore",))
 metrics = Metrics(namespace="Synapse")
 
 MAX_BODY_BYTES = 256 * 1024
+MAX_JSON_DEPTH = 64
 JSON = "application/json; charset=utf-8"
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
@@ -151,6 +154,47 @@ def _body_bytes(event: dict[str, Any]) -> bytes:
     return body.encode()
 
 
+# a JSON string (escapes included), matched without backtracking; what is left outside strings is
+# structure, numbers and literals
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in a JSON text (`[]` and `{"a": 1}` are 1), by a linear scan:
+    no recursion, so a body nested 100,000 levels deep costs what its length costs.
+
+    Brackets inside strings do not count. On text that is not JSON the figure means little, and
+    json.loads refuses that text anyway."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise InvalidJson(f"The body is not valid JSON: {name} is not a JSON number.")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The body as JSON, as the contract reads it, or InvalidJson: UTF-8 only, at most 64 levels deep,
+    and no NaN or Infinity (Python's json module reads them; JSON has no such numbers)."""
+    try:
+        # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
+        # resolver then cannot read; the contract's JSON is UTF-8
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJson("The body is not valid JSON.") from exc
+    too_deep = InvalidJson(f"The body nests JSON arrays and objects deeper than {MAX_JSON_DEPTH} levels.")
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise too_deep
+    try:
+        return json.loads(text, parse_constant=_not_a_json_number)
+    except RecursionError as exc:  # (the scan above makes this unreachable; kept as a guard)
+        raise too_deep from exc
+    except ValueError as exc:
+        raise InvalidJson("The body is not valid JSON.") from exc
+
+
 def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, public: bool) -> None:
     """What must hold before the body is even parsed: size, then who, then JSON.
 
@@ -167,12 +211,7 @@ def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, pu
         if scope is not None:
             who.require(scope)
     if raw:
-        try:
-            # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
-            # resolver then cannot read; the contract's JSON is UTF-8
-            json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise InvalidJson("The body is not valid JSON.") from exc
+        parse_json(raw)
         # JSON is read whatever the label (curl -d sends form-urlencoded)
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
         headers["content-type"] = "application/json"
