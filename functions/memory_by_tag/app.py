@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
 from synapse.auth import Principal
-from synapse.models import MemoryList, Scope
+from synapse.models import MemoryList, Scope, Tag
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
@@ -16,7 +16,7 @@ api.setup(app)
 @app.get("/memory/by-tag", summary="Memories with a tag", tags=["memories"])
 def by_tag(
     who: Annotated[Principal, Depends(api.caller)],
-    tag: Annotated[str, Query(min_length=1, max_length=50)],
+    tag: Annotated[Tag, Query()],
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
 ) -> MemoryList:

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
 from synapse.auth import Principal
-from synapse.models import Category, MemoryList, Scope, Source
+from synapse.models import Category, MemoryList, Scope, Source, Tag
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
@@ -17,7 +17,7 @@ api.setup(app)
 def list_memories(
     who: Annotated[Principal, Depends(api.caller)],
     category: Category | None = None,
-    tag: Annotated[str | None, Query(max_length=50)] = None,
+    tag: Annotated[Tag | None, Query()] = None,
     source: Source | None = None,
     verified: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,

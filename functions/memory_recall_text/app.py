@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
 from synapse.auth import Principal
-from synapse.models import Category, Scope
+from synapse.models import Category, Scope, Tag
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
@@ -22,7 +22,7 @@ api.setup(app)
 def recall_text(
     who: Annotated[Principal, Depends(api.caller)],
     category: Category | None = None,
-    tag: Annotated[str | None, Query(max_length=50)] = None,
+    tag: Annotated[Tag | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> Response[str]:
     matching = memories.by_priority(memories.live(who, category=category, tag=tag))

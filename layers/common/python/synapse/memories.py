@@ -18,7 +18,7 @@ from synapse.models import (
     MemoryPatch,
     ScoredMemory,
     Source,
-    normalize_tags,
+    check_tag,
     utcnow,
 )
 
@@ -151,12 +151,13 @@ def list_page(
 
 
 def _tag(tag: str | None) -> str | None:
+    """A `?tag=` as stored tags are: normalised (models.normalize_tag); empty after that is a 422."""
     if tag is None:
         return None
-    clean = normalize_tags([tag])
-    if not clean:
-        raise ValidationFailed.at(["query", "tag"], "must not be blank")
-    return clean[0]
+    try:
+        return check_tag(tag)
+    except ValueError as exc:
+        raise ValidationFailed.at(["query", "tag"], str(exc)) from exc
 
 
 Rank = tuple[int, int, str, str]
