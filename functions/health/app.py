@@ -9,7 +9,13 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/health", summary="Liveness", tags=["service"])
+@app.get(
+    "/health",
+    summary="Liveness",
+    tags=["service"],
+    responses=api.responses("public", params=False),
+    openapi_extensions=api.public_operation(),
+)
 def health() -> Health:
     return Health()
 

@@ -12,7 +12,12 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/keys", summary="List API keys (users only)", tags=["keys"])
+@app.get(
+    "/keys",
+    summary="List API keys (users only)",
+    tags=["keys"],
+    responses=api.responses("user", params=False),
+)
 def list_keys(who: Annotated[Principal, Depends(api.caller)]) -> ApiKeyList:
     return auth.list_api_keys(who.user_id)
 

@@ -12,7 +12,12 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.delete("/me", summary="Delete everything (users only)", tags=["privacy"])
+@app.delete(
+    "/me",
+    summary="Delete everything (users only)",
+    tags=["privacy"],
+    responses=api.responses("user", params=False),
+)
 def delete_me(who: Annotated[Principal, Depends(api.caller)]) -> Deleted:
     return Deleted(deleted=privacy.delete(who.user_id))
 

@@ -12,7 +12,12 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/me/export", summary="Export everything (users only)", tags=["privacy"])
+@app.get(
+    "/me/export",
+    summary="Export everything (users only)",
+    tags=["privacy"],
+    responses=api.responses("user", params=False),
+)
 def export(who: Annotated[Principal, Depends(api.caller)]) -> ExportOut:
     return privacy.export(who.user_id)
 

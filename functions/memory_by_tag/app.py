@@ -13,7 +13,7 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/memory/by-tag", summary="Memories with a tag", tags=["memories"])
+@app.get("/memory/by-tag", summary="Memories with a tag", tags=["memories"], responses=api.responses("read"))
 def by_tag(
     who: Annotated[Principal, Depends(api.caller)],
     tag: Annotated[Tag, Query()],

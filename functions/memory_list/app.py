@@ -13,7 +13,7 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/memory", summary="List memories", tags=["memories"])
+@app.get("/memory", summary="List memories", tags=["memories"], responses=api.responses("read"))
 def list_memories(
     who: Annotated[Principal, Depends(api.caller)],
     category: Category | None = None,

@@ -12,7 +12,12 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.post("/memory/recall", summary="Semantic + full-text recall", tags=["conversation"])
+@app.post(
+    "/memory/recall",
+    summary="Semantic + full-text recall",
+    tags=["conversation"],
+    responses=api.responses("read", body=True),
+)
 def recall_route(body: RecallIn, who: Annotated[Principal, Depends(api.caller)]) -> RecallOut:
     return recall.recall(who, body)
 

@@ -17,7 +17,10 @@ api.setup(app)
     "/memory/recall",
     summary="Plain-text recall for an LLM context",
     tags=["recall"],
-    responses={200: {"description": "text/plain", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses=api.responses(
+        "read",
+        {200: {"description": "text/plain", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    ),
 )
 def recall_text(
     who: Annotated[Principal, Depends(api.caller)],

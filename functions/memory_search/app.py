@@ -13,7 +13,7 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.get("/memory/search", summary="Full-text search", tags=["memories"])
+@app.get("/memory/search", summary="Full-text search", tags=["memories"], responses=api.responses("read"))
 def search(
     who: Annotated[Principal, Depends(api.caller)],
     q: Annotated[

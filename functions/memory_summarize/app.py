@@ -12,7 +12,14 @@ app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.post("/memory/summarize", summary="Summarize a session", tags=["conversation"])
+@app.post(
+    "/memory/summarize",
+    summary="Summarize a session",
+    tags=["conversation"],
+    responses=api.responses(
+        "write", body=True, not_found="no messages given and none stored for the session"
+    ),
+)
 def summarize(body: SummarizeIn, who: Annotated[Principal, Depends(api.caller)]) -> SummaryOut:
     return sessions.summarize(who.check_user_id(body.userId), body.sessionId, body.messages)
 

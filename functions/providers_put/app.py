@@ -3,20 +3,26 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse import api, providers
 from synapse.auth import Principal
-from synapse.models import ProviderIn, ProviderInfo
+from synapse.models import Provider, ProviderIn, ProviderInfo
 
 app = APIGatewayHttpResolver(enable_validation=True, serializer=api.to_json)
 api.setup(app)
 
 
-@app.put("/providers/<provider>", summary="Store a provider API key (users only)", tags=["providers"])
+@app.put(
+    "/providers/<provider>",
+    summary="Store a provider API key (users only)",
+    tags=["providers"],
+    responses=api.responses("user", body=True),
+)
 def put_provider(
-    provider: str, body: ProviderIn, who: Annotated[Principal, Depends(api.caller)]
+    provider: Annotated[Provider, Path()], body: ProviderIn, who: Annotated[Principal, Depends(api.caller)]
 ) -> ProviderInfo:
-    return providers.put(who.user_id, provider, body.api_key)
+    return providers.put(who.user_id, provider.value, body.api_key)
 
 
 handler = api.entrypoint(app, user_only=True)

@@ -356,3 +356,13 @@ def test_timestamps_at_the_edges_of_time(
         assert stored[resp.json()["id"]] == expires_at
     else:
         assert_details(error(resp), "expires_at")
+
+
+def test_a_204_has_no_body_and_no_content_type(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (the OpenAPI document declared the 204s as JSON)
+    created = post(local_server, "/memory", me, memory()).json()
+    resp = requests.delete(f"{local_server.url}/memory/{created['id']}", headers=me, timeout=30)
+    assert resp.status_code == 204 and resp.content == b""
+    assert "content-type" not in resp.headers, resp.headers
+    doc = requests.get(f"{local_server.url}/openapi.json", timeout=30).json()
+    assert "content" not in doc["paths"]["/memory/{id}"]["delete"]["responses"]["204"]

@@ -240,3 +240,54 @@ def test_a_limit_in_a_body_is_a_number_and_in_a_query_string_text(call: Call) ->
 def test_a_timestamp_in_a_body_is_a_string(call: Call) -> None:
     err = error_of(create(call, {**MEMORY, "expires_at": 1767225600}), 422, "validation_error")
     assert err["details"][0]["loc"] == ["body", "expires_at"]
+
+
+# --- constraints the document states are the ones enforced ----------------------------------------
+
+
+def test_path_constraints_are_422(call: Call) -> None:
+    bad_provider = call(
+        "providers_delete",
+        "DELETE",
+        "/providers/openai",
+        route="/providers/{provider}",
+        path_params={"provider": "openai"},
+        who=ALICE,
+    )
+    assert error_of(bad_provider, 422, "validation_error")["details"][0]["loc"] == ["path", "provider"]
+    bad_user = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/a:b",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "a:b"},
+        who=ALICE,
+    )
+    assert error_of(bad_user, 422, "validation_error")["details"][0]["loc"] == ["path", "userId"]
+    bad_window = get(call, "memory_expiring", "/memory/expiring", within="7w")
+    assert error_of(bad_window, 422, "validation_error")["details"][0]["loc"] == ["query", "within"]
+
+
+def test_a_percent_encoded_path_parameter_is_decoded_before_its_pattern_is_checked(call: Call) -> None:
+    # Powertools matches routes on the raw path: `alice%40example.com` arrived encoded, so the
+    # caller's own identity was refused (403, and 422 once the pattern is checked)
+    me = {**ALICE, "userId": "alice@example.com"}
+    answer = call(
+        "memory_identity",
+        "GET",
+        "/memory/identity/alice%40example.com",
+        route="/memory/identity/{userId}",
+        path_params={"userId": "alice@example.com"},
+        who=me,
+    )
+    assert answer["statusCode"] == 200, answer
+    assert answer["json"]["userId"] == "alice@example.com"
+    summaries = call(
+        "memory_summaries",
+        "GET",
+        "/memory/summaries/s%2E1",
+        route="/memory/summaries/{sessionId}",
+        path_params={"sessionId": "s.1"},
+        who=me,
+    )
+    assert summaries["statusCode"] == 200, summaries

@@ -12,6 +12,7 @@ from synapse.errors import NotFound, ValidationFailed
 from synapse.identity import rebuild_identity
 from synapse.models import (
     PRIORITY_RANK,
+    WITHIN_PATTERN,
     Category,
     Memory,
     MemoryIn,
@@ -24,7 +25,7 @@ from synapse.models import (
 
 AGENT_CONFIDENCE = 0.7
 USER_CONFIDENCE = 1.0
-_WINDOW = re.compile(r"^\s*(\d{1,6})\s*([mhd])\s*$")
+_WINDOW = re.compile(WITHIN_PATTERN)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
 

@@ -9,6 +9,7 @@ import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from pydantic import (
     AfterValidator,
@@ -21,6 +22,7 @@ from pydantic import (
     WithJsonSchema,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 
 class Category(StrEnum):
@@ -63,6 +65,8 @@ USER_ID_RE = re.compile(r"^[A-Za-z0-9._@-]{1,128}$")
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
 KEY_PATTERN = r"^[a-z0-9][a-z0-9_]{0,99}$"
+# GET /memory/expiring?within=: a number and a unit (memories.parse_window also bounds it)
+WITHIN_PATTERN = r"^\s*(\d{1,6})\s*([mhd])\s*$"
 # content and queries: any text but U+0000 (the pattern documents it; _no_nul enforces it)
 NO_NUL_PATTERN = r"^[^\x00]*$"
 MAX_CONTENT = 8000
@@ -101,6 +105,18 @@ Timestamp = Annotated[datetime, AfterValidator(_as_utc), PlainSerializer(iso, re
 UserId = Annotated[str, StringConstraints(pattern=USER_ID_RE.pattern)]
 SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]
 MemoryKey = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+
+
+def _percent_decoded(value: Any) -> Any:
+    return unquote(value) if isinstance(value, str) else value
+
+
+# Text path parameters: Powertools matches routes on the raw path, so `alice%40example.com` arrives
+# encoded; it is decoded once (the outer validator runs first), then its pattern is checked.
+UserIdPath = Annotated[str, StringConstraints(pattern=USER_ID_RE.pattern), BeforeValidator(_percent_decoded)]
+SessionIdPath = Annotated[
+    str, StringConstraints(pattern=SESSION_ID_PATTERN), BeforeValidator(_percent_decoded)
+]
 
 
 # --- tags -------------------------------------------------------------------------------------
@@ -441,8 +457,19 @@ class SummaryList(Model):
 # --- providers and privacy ----------------------------------------------------------------
 
 
+class Provider(StrEnum):
+    """The model providers a user can bring a key for (the `{provider}` of /providers)."""
+
+    gemini = "gemini"
+
+
 class ProviderIn(Body):
-    api_key: Annotated[str, StringConstraints(min_length=10, max_length=512)]
+    # printable ASCII without spaces: providers.put enforces it (with its own message), this documents it
+    api_key: Annotated[
+        str,
+        StringConstraints(min_length=10, max_length=512),
+        Field(json_schema_extra={"pattern": r"^[\x21-\x7e]+$"}),
+    ]
 
 
 class ProviderInfo(Model):
@@ -468,3 +495,40 @@ class ExportOut(Model):
     sessions: list[dict[str, Any]]
     keys: list[ApiKeyInfo] = Field(default_factory=list)
     providers: list[ProviderInfo] = Field(default_factory=list)
+
+
+# --- the error envelope (documentation: api builds the answers) ----------------------------------
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+class ErrorDetail(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    loc: list[str | int] = Field(description='Where: ["body", "tags", 0], ["query", "limit"], ...')
+    msg: str
+
+
+class ErrorInfo(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(
+        description=(
+            "invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), "
+            "payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), "
+            "upstream_unavailable (503)"
+        )
+    )
+    message: str = Field(description="One human sentence")
+    # omitted when there are none (never null)
+    details: list[ErrorDetail] | SkipJsonSchema[None] = Field(default=None, json_schema_extra=_no_default)
+
+
+class ErrorEnvelope(Model):
+    """Every non-2xx answer: {"error": {"code", "message", "details"?}}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorInfo
