@@ -39,33 +39,56 @@ app.configure_openapi_merge(
 app.enable_swagger(path="/docs", title=_TITLE, security_schemes=_BEARER, security=[{"bearer": []}])  # type: ignore[arg-type]
 
 
+_PUBLIC_ERRORS: dict[str, Any] = {
+    str(status): {
+        "description": answer["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+        **({"headers": answer["headers"]} if "headers" in answer else {}),
+    }
+    for status, answer in api.responses("public", params=False).items()
+    if status >= 400
+}
+
 # This function's own two routes: the merge reads every other function, not this one.
 _OWN_PATHS: dict[str, Any] = {
     "/openapi.json": {
         "get": {
             "summary": "This OpenAPI document",
             "tags": ["service"],
+            "operationId": "openapi_document_get",
             "security": [],
-            "responses": {"200": {"description": "The merged OpenAPI 3 document of every route"}},
+            "responses": {
+                "200": {
+                    "description": "The merged OpenAPI 3 document of every route",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                **_PUBLIC_ERRORS,
+            },
         }
     },
     "/docs": {
         "get": {
             "summary": "Swagger UI over this document",
             "tags": ["service"],
+            "operationId": "swagger_ui_get",
             "security": [],
             "responses": {
-                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}
+                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
+                **_PUBLIC_ERRORS,
             },
         }
     },
 }
+_document: dict[str, Any] | None = None
 
 
 @app.get("/openapi.json", summary="The OpenAPI document", tags=["service"], include_in_schema=False)
 def openapi() -> dict[str, Any]:
-    merged = app.get_openapi_merge_schema()
-    return {**merged, "paths": {**merged.get("paths", {}), **_OWN_PATHS}}
+    global _document  # built once per container: the merge imports every function
+    if _document is None:
+        merged = app.get_openapi_merge_schema()
+        _document = api.finish_openapi({**merged, "paths": {**merged.get("paths", {}), **_OWN_PATHS}})
+    return _document
 
 
 handler = api.entrypoint(app, public=True)

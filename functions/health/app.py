@@ -11,7 +11,13 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/health", summary="Liveness", tags=["service"])
+@app.get(
+    "/health",
+    summary="Liveness",
+    tags=["service"],
+    responses=api.responses("public", params=False),
+    openapi_extensions=api.public_operation(),
+)
 def health() -> Health:
     return Health()
 

@@ -17,7 +17,9 @@ api.setup(app)
     "/keys/<keyId>",
     summary="Revoke an API key (users only)",
     tags=["keys"],
-    responses={204: {"description": "Revoked"}},
+    responses=api.responses(
+        "user", {204: api.no_content("Revoked")}, params=False, not_found="no API key with that id"
+    ),
 )
 def delete_key(keyId: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
     auth.revoke_api_key(who.user_id, keyId)

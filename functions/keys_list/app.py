@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/keys", summary="List API keys (users only)", tags=["keys"])
+@app.get(
+    "/keys",
+    summary="List API keys (users only)",
+    tags=["keys"],
+    responses=api.responses("user", params=False),
+)
 def list_keys(who: Annotated[Principal, Depends(api.caller)]) -> ApiKeyList:
     return auth.list_api_keys(who.user_id)
 

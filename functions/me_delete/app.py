@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.delete("/me", summary="Delete everything (users only)", tags=["privacy"])
+@app.delete(
+    "/me",
+    summary="Delete everything (users only)",
+    tags=["privacy"],
+    responses=api.responses("user", params=False),
+)
 def delete_me(who: Annotated[Principal, Depends(api.caller)]) -> Deleted:
     return Deleted(deleted=privacy.delete(who.user_id))
 

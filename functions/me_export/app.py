@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/me/export", summary="Export everything (users only)", tags=["privacy"])
+@app.get(
+    "/me/export",
+    summary="Export everything (users only)",
+    tags=["privacy"],
+    responses=api.responses("user", params=False),
+)
 def export(who: Annotated[Principal, Depends(api.caller)]) -> ExportOut:
     return privacy.export(who.user_id)
 

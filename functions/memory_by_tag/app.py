@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
-from synapse.models import MemoryList, Scope
+from synapse.models import MemoryList, Scope, Tag
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -15,10 +15,10 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/by-tag", summary="Memories with a tag", tags=["memories"])
+@app.get("/memory/by-tag", summary="Memories with a tag", tags=["memories"], responses=api.responses("read"))
 def by_tag(
     who: Annotated[Principal, Depends(api.caller)],
-    tag: Annotated[str, Query(min_length=1, max_length=50)],
+    tag: Annotated[Tag, Query()],
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
 ) -> MemoryList:

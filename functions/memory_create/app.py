@@ -18,7 +18,7 @@ api.setup(app)
     "/memory",
     summary="Create or update a memory by (category, key)",
     tags=["memories"],
-    responses={201: {"description": "Created"}, 200: {"description": "Updated (same category and key)"}},
+    responses=api.responses("write", {201: "Created", 200: "Updated (same category and key)"}, body=True),
 )
 def create(body: MemoryIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[Memory]:
     memory, created = memories.put(who, body)

@@ -15,7 +15,12 @@ api.setup(app)
 
 
 @app.delete(
-    "/memory/<id>", summary="Delete a memory", tags=["memories"], responses={204: {"description": "Deleted"}}
+    "/memory/<id>",
+    summary="Delete a memory",
+    tags=["memories"],
+    responses=api.responses(
+        "write", {204: api.no_content("Deleted")}, params=False, not_found="no memory with that id"
+    ),
 )
 def delete(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
     memories.delete(who, id)

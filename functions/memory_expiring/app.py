@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
-from synapse.models import Memories, Scope
+from synapse.models import WITHIN_PATTERN, Memories, Scope
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -15,10 +15,19 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/expiring", summary="Memories expiring soon", tags=["memories"])
+@app.get(
+    "/memory/expiring", summary="Memories expiring soon", tags=["memories"], responses=api.responses("read")
+)
 def expiring(
     who: Annotated[Principal, Depends(api.caller)],
-    within: Annotated[str, Query(max_length=12, description="30m, 24h, 7d")] = "7d",
+    within: Annotated[
+        str,
+        Query(
+            max_length=12,
+            pattern=WITHIN_PATTERN,
+            description="A number of minutes, hours or days: 30m, 24h, 7d (1m to 3650d)",
+        ),
+    ] = "7d",
 ) -> Memories:
     return Memories(memories=memories.expiring(who, within))
 

@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/<id>", summary="Get a memory", tags=["memories"])
+@app.get(
+    "/memory/<id>",
+    summary="Get a memory",
+    tags=["memories"],
+    responses=api.responses("read", params=False, not_found="no memory with that id (or it has expired)"),
+)
 def get(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
     return memories.get(who, id)
 

@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/<id>/history", summary="The versions of a memory, newest first", tags=["memories"])
+@app.get(
+    "/memory/<id>/history",
+    summary="The versions of a memory, newest first",
+    tags=["memories"],
+    responses=api.responses("read", params=False, not_found="no memory with that id (or it has expired)"),
+)
 def history(id: str, who: Annotated[Principal, Depends(api.caller)]) -> MemoryHistory:
     return memories.history(who, id)
 

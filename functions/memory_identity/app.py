@@ -3,9 +3,10 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse import api, identity
-from synapse.models import IdentityOut, Scope
+from synapse.models import IdentityOut, Scope, UserIdPath
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -14,8 +15,16 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/identity/<userId>", summary="The identity line", tags=["conversation"])
-def identity_route(userId: str, who: Annotated[Principal, Depends(api.caller)]) -> IdentityOut:
+@app.get(
+    "/memory/identity/<userId>",
+    summary="The identity line",
+    tags=["conversation"],
+    responses=api.responses("read"),
+)
+def identity_route(
+    userId: Annotated[UserIdPath, Path()],
+    who: Annotated[Principal, Depends(api.caller)],
+) -> IdentityOut:
     return identity.identity_of(who, userId)
 
 

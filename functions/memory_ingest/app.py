@@ -22,7 +22,14 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.post("/memory/ingest", summary="Ingest conversation turns", tags=["conversation"])
+@app.post(
+    "/memory/ingest",
+    summary="Ingest conversation turns",
+    tags=["conversation"],
+    responses=api.responses(
+        "write", body=True, conflict="the same ingest (Idempotency-Key) is being processed right now"
+    ),
+)
 def ingest_route(
     body: IngestIn,
     who: Annotated[Principal, Depends(api.caller)],

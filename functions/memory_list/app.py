@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
-from synapse.models import Category, MemoryList, Scope, Source
+from synapse.models import Category, MemoryList, Scope, Source, Tag
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -15,11 +15,11 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory", summary="List memories", tags=["memories"])
+@app.get("/memory", summary="List memories", tags=["memories"], responses=api.responses("read"))
 def list_memories(
     who: Annotated[Principal, Depends(api.caller)],
     category: Category | None = None,
-    tag: Annotated[str | None, Query(max_length=50)] = None,
+    tag: Annotated[Tag | None, Query()] = None,
     source: Source | None = None,
     verified: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,

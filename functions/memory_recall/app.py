@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.post("/memory/recall", summary="Semantic + full-text recall", tags=["conversation"])
+@app.post(
+    "/memory/recall",
+    summary="Semantic + full-text recall",
+    tags=["conversation"],
+    responses=api.responses("read", body=True),
+)
 def recall_route(body: RecallIn, who: Annotated[Principal, Depends(api.caller)]) -> RecallOut:
     return recall.recall(who, body)
 

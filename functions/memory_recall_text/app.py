@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends,
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories, minds
-from synapse.models import Category, Scope
+from synapse.models import Category, Scope, Tag
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -19,12 +19,15 @@ api.setup(app)
     "/memory/recall",
     summary="Plain-text recall for an LLM context",
     tags=["recall"],
-    responses={200: {"description": "text/plain", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses=api.responses(
+        "read",
+        {200: {"description": "text/plain", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    ),
 )
 def recall_text(
     who: Annotated[Principal, Depends(api.caller)],
     category: Category | None = None,
-    tag: Annotated[str | None, Query(max_length=50)] = None,
+    tag: Annotated[Tag | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> Response[str]:
     matching = memories.by_priority(memories.live(who, category=category, tag=tag))

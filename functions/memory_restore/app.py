@@ -15,7 +15,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.post("/memory/<id>/restore", summary="Restore a version of a memory", tags=["memories"])
+@app.post(
+    "/memory/<id>/restore",
+    summary="Restore a version of a memory",
+    tags=["memories"],
+    responses=api.responses("write", body=True, not_found="no memory with that id, or no such version of it"),
+)
 def restore(id: str, body: RestoreIn, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
     return memories.restore(who, id, body)
 

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse import api, memories
-from synapse.models import Scope, ScoredMemories
+from synapse.models import MAX_QUERY, NO_NUL_PATTERN, NoNulText, Scope, ScoredMemories, Tag
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -15,11 +15,13 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/search", summary="Full-text search", tags=["memories"])
+@app.get("/memory/search", summary="Full-text search", tags=["memories"], responses=api.responses("read"))
 def search(
     who: Annotated[Principal, Depends(api.caller)],
-    q: Annotated[str, Query(min_length=1, max_length=2000)],
-    tag: Annotated[str | None, Query(max_length=50)] = None,
+    q: Annotated[
+        NoNulText, Query(min_length=1, max_length=MAX_QUERY, json_schema_extra={"pattern": NO_NUL_PATTERN})
+    ],
+    tag: Annotated[Tag | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> ScoredMemories:
     return ScoredMemories(memories=memories.search(who, q, tag=tag, limit=limit))

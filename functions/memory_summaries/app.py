@@ -3,9 +3,10 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse import api, sessions
-from synapse.models import Scope, SummaryList
+from synapse.models import Scope, SessionIdPath, SummaryList
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -14,8 +15,16 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/memory/summaries/<sessionId>", summary="Session summaries", tags=["conversation"])
-def summaries(sessionId: str, who: Annotated[Principal, Depends(api.caller)]) -> SummaryList:
+@app.get(
+    "/memory/summaries/<sessionId>",
+    summary="Session summaries",
+    tags=["conversation"],
+    responses=api.responses("read"),
+)
+def summaries(
+    sessionId: Annotated[SessionIdPath, Path()],
+    who: Annotated[Principal, Depends(api.caller)],
+) -> SummaryList:
     return sessions.chunks(who, sessionId)
 
 

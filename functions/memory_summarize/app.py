@@ -14,7 +14,14 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.post("/memory/summarize", summary="Summarize a session", tags=["conversation"])
+@app.post(
+    "/memory/summarize",
+    summary="Summarize a session",
+    tags=["conversation"],
+    responses=api.responses(
+        "write", body=True, not_found="no messages given and none stored for the session"
+    ),
+)
 def summarize(body: SummarizeIn, who: Annotated[Principal, Depends(api.caller)]) -> SummaryOut:
     return sessions.summarize(who, body)
 

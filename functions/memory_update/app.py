@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.put("/memory/<id>", summary="Update a memory", tags=["memories"])
+@app.put(
+    "/memory/<id>",
+    summary="Update a memory",
+    tags=["memories"],
+    responses=api.responses("write", body=True, not_found="no memory with that id"),
+)
 def update(id: str, body: MemoryPatch, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
     return memories.update(who, id, body)
 

@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.post("/memory/<id>/verify", summary="Verify a memory (users only)", tags=["memories"])
+@app.post(
+    "/memory/<id>/verify",
+    summary="Verify a memory (users only)",
+    tags=["memories"],
+    responses=api.responses("user", params=False, not_found="no memory with that id (or it has expired)"),
+)
 def verify(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
     return memories.verify(who, id)
 

@@ -18,7 +18,9 @@ api.setup(app)
     "/minds",
     summary="Create a mind (users only)",
     tags=["minds"],
-    responses={201: {"description": "Created"}, 409: {"description": "The name is taken"}},
+    responses=api.responses(
+        "user", {201: "Created"}, body=True, conflict="a mind of that name exists already"
+    ),
 )
 def create(body: MindIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[MindOut]:
     return Response(status_code=201, content_type=api.JSON, body=minds.create(who, body))

@@ -17,7 +17,12 @@ api.setup(app)
     "/minds/<mindId>",
     summary="Delete a mind and everything in it (users only)",
     tags=["minds"],
-    responses={204: {"description": "Deleted"}, 409: {"description": "The default mind"}},
+    responses=api.responses(
+        "user",
+        {204: "Deleted"},
+        not_found="no mind with that id",
+        conflict="the default mind cannot be deleted",
+    ),
 )
 def delete(mindId: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
     minds.delete(who, mindId)

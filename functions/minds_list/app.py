@@ -14,7 +14,9 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/minds", summary="List minds (users only)", tags=["minds"])
+@app.get(
+    "/minds", summary="List minds (users only)", tags=["minds"], responses=api.responses("user", params=False)
+)
 def list_minds(who: Annotated[Principal, Depends(api.caller)]) -> MindList:
     return minds.list_all(who)
 

@@ -3,8 +3,10 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse import api, providers
+from synapse.models import Provider
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -17,10 +19,14 @@ api.setup(app)
     "/providers/<provider>",
     summary="Forget a provider key (users only)",
     tags=["providers"],
-    responses={204: {"description": "Forgotten"}},
+    responses=api.responses(
+        "user", {204: api.no_content("Forgotten")}, not_found="no key is stored for that provider"
+    ),
 )
-def delete_provider(provider: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
-    providers.delete(who.user_id, provider)
+def delete_provider(
+    provider: Annotated[Provider, Path()], who: Annotated[Principal, Depends(api.caller)]
+) -> Response[None]:
+    providers.delete(who.user_id, provider.value)
     return Response(status_code=204)
 
 

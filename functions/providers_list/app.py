@@ -14,7 +14,12 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.get("/providers", summary="List provider keys (users only)", tags=["providers"])
+@app.get(
+    "/providers",
+    summary="List provider keys (users only)",
+    tags=["providers"],
+    responses=api.responses("user", params=False),
+)
 def list_providers(who: Annotated[Principal, Depends(api.caller)]) -> ProviderList:
     return ProviderList(providers=providers.list_all(who.user_id))
 

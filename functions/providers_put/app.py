@@ -3,9 +3,10 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse import api, providers
-from synapse.models import ProviderIn, ProviderInfo
+from synapse.models import Provider, ProviderIn, ProviderInfo
 from synapse.principal import Principal
 
 app = APIGatewayHttpResolver(
@@ -14,11 +15,16 @@ app = APIGatewayHttpResolver(
 api.setup(app)
 
 
-@app.put("/providers/<provider>", summary="Store a provider API key (users only)", tags=["providers"])
+@app.put(
+    "/providers/<provider>",
+    summary="Store a provider API key (users only)",
+    tags=["providers"],
+    responses=api.responses("user", body=True),
+)
 def put_provider(
-    provider: str, body: ProviderIn, who: Annotated[Principal, Depends(api.caller)]
+    provider: Annotated[Provider, Path()], body: ProviderIn, who: Annotated[Principal, Depends(api.caller)]
 ) -> ProviderInfo:
-    return providers.put(who.user_id, provider, body.api_key)
+    return providers.put(who.user_id, provider.value, body.api_key)
 
 
 handler = api.entrypoint(app, user_only=True)

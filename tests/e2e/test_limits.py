@@ -203,7 +203,6 @@ def test_a_huge_tag_list_is_422(local_server: LocalServer, me: dict[str, str]) -
 UNICODE = {
     "emoji": "Loves 🐳 and 👩🏽‍💻 and 🇹🇭",
     "rtl": "يحب القهوة العربية — שלום עולם",
-    "nul": "before\u0000after",
     "combining": "e\u0301 a\u0308 Z\u0351\u0352\u0353 n\u0303",
     "thai": "ผมชื่อสมชาย ชอบกาแฟเย็น อยู่เชียงใหม่",
     "zero width": "zero\u200bwidth\u200djoiner\ufeff",
@@ -225,6 +224,31 @@ def test_unicode_round_trips(name: str, local_server: LocalServer, me: dict[str,
     plain = requests.get(f"{local_server.url}/memory/recall", headers=me, timeout=30)
     assert plain.status_code == 200 and plain.headers["content-type"] == "text/plain; charset=utf-8"
     assert text.splitlines()[0] in plain.content.decode("utf-8")
+
+
+def test_nul_is_refused_in_content_and_queries_and_dropped_from_tags(
+    local_server: LocalServer, me: dict[str, str]
+) -> None:
+    # (API.md, input rules of the second release: NUL was accepted in content and in tags)
+    nul = "before\u0000after"
+    assert_details(error(post(local_server, "/memory", me, memory(content=nul))), "content")
+    ingest = {"sessionId": "nul", "messages": [{"role": "user", "content": nul}]}
+    assert_details(error(post(local_server, "/memory/ingest", me, ingest)), "content")
+    assert_details(error(post(local_server, "/memory/recall", me, {"query": nul})), "query")
+    s = requests.get(f"{local_server.url}/memory/search", headers=me, params={"q": nul}, timeout=30)
+    assert s.status_code == 422
+    assert_details(error(s), "q")
+    resp = post(local_server, "/memory", me, memory(tags=["do\u0000cker"]))
+    assert resp.status_code == 201 and resp.json()["tags"] == ["docker"]
+
+
+def test_json_nested_deeper_than_64_levels_is_400(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (it was a 500: RecursionError)
+    for depth in (65, 10_000):
+        body = '{"category": "fact", "key": "deep", "content": ' + "[" * depth + "]" * depth + "}"
+        resp = requests.post(f"{local_server.url}/memory", headers=me, data=body, timeout=30)
+        assert resp.status_code == 400, (depth, resp.text)
+        assert "64 levels" in error(resp)["message"]
 
 
 def test_a_lone_surrogate_is_refused_not_a_crash(local_server: LocalServer, me: dict[str, str]) -> None:
@@ -332,3 +356,13 @@ def test_timestamps_at_the_edges_of_time(
         assert stored[resp.json()["id"]] == expires_at
     else:
         assert_details(error(resp), "expires_at")
+
+
+def test_a_204_has_no_body_and_no_content_type(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (the OpenAPI document declared the 204s as JSON)
+    created = post(local_server, "/memory", me, memory()).json()
+    resp = requests.delete(f"{local_server.url}/memory/{created['id']}", headers=me, timeout=30)
+    assert resp.status_code == 204 and resp.content == b""
+    assert "content-type" not in resp.headers, resp.headers
+    doc = requests.get(f"{local_server.url}/openapi.json", timeout=30).json()
+    assert "content" not in doc["paths"]["/memory/{id}"]["delete"]["responses"]["204"]

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, cast
+from enum import Enum
+from itertools import accumulate
+from typing import Any, Literal, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -29,13 +33,14 @@ from synapse.errors import (
     UpstreamUnavailable,
     ValidationFailed,
 )
-from synapse.models import Scope
+from synapse.models import ErrorEnvelope, Scope
 from synapse.observability import logger, metrics, tracer
 from synapse.principal import Principal
 
 __all__ = ["JSON", "caller", "entrypoint", "json_body", "logger", "metrics", "setup", "to_json", "tracer"]
 
 MAX_BODY_BYTES = 256 * 1024
+MAX_JSON_DEPTH = 64
 JSON = "application/json; charset=utf-8"
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
@@ -139,6 +144,123 @@ def setup(app: APIGatewayHttpResolver) -> APIGatewayHttpResolver:
     return app
 
 
+# --- the OpenAPI document: what each route can answer ----------------------------------------
+
+Access = Literal["public", "read", "write", "user"]
+
+_ERRORS: dict[int, str] = {
+    400: "invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity)",
+    401: "unauthorized: no bearer token, or one that is not valid",
+    404: "not_found",
+    409: "conflict",
+    413: "payload_too_large: the body is larger than 256 KiB",
+    422: 'validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"})',
+    429: "rate_limited: too many requests; retry later (after Retry-After seconds when it is given)",
+    500: "internal_error: something went wrong on the service's side",
+    503: "upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds",
+}
+_FORBIDDEN: dict[Access, str] = {
+    "read": "forbidden: the API key lacks memory:read, or a userId that is not the caller's",
+    "write": "forbidden: the API key lacks memory:write, or a userId that is not the caller's",
+    "user": "forbidden: for users (JWTs) only; an agent's API key is refused",
+}
+_RETRY_AFTER: dict[str, Any] = {
+    "description": "Seconds to wait before retrying",
+    "schema": {"type": "integer", "minimum": 0},
+}
+
+
+def _error(status: int, description: str) -> OpenAPIResponse:
+    answer: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"model": ErrorEnvelope}},
+    }
+    if status in (429, 503):
+        # 503 always carries it (the contract); the local run's 429 does, API Gateway's own does not
+        answer["headers"] = {"Retry-After": {**_RETRY_AFTER, "required": status == 503}}
+    return cast(OpenAPIResponse, answer)
+
+
+def no_content(description: str) -> OpenAPIResponse:
+    """A 2xx answer without a body (204): no content, so no content type either."""
+    return {"description": description, "content": {}}
+
+
+def responses(
+    access: Access,
+    ok: Mapping[int, str | OpenAPIResponse] | None = None,
+    *,
+    body: bool = False,
+    params: bool = True,
+    not_found: str | None = None,
+    conflict: str | None = None,
+) -> dict[int, OpenAPIResponse]:
+    """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
+    the route's return type), and the errors that kind of route can answer, in the envelope.
+
+    access: public (no token), read / write (the scope a key needs), user (JWTs only).
+    body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
+    not_found / conflict: what a 404 / 409 means on this route, when it can answer one.
+    """
+    answers: dict[int, OpenAPIResponse] = {}
+    for status, answer in (ok or {200: "OK"}).items():
+        answers[status] = {"description": answer} if isinstance(answer, str) else answer
+    errors: dict[int, str] = {}
+    if body:
+        errors[400] = _ERRORS[400]
+    if access != "public":
+        errors[401] = _ERRORS[401]
+        errors[403] = _FORBIDDEN[access]
+    if not_found:
+        errors[404] = f"not_found: {not_found}"
+    if conflict:
+        errors[409] = f"conflict: {conflict}"
+    if body:
+        errors[413] = _ERRORS[413]
+    if params or body:
+        errors[422] = _ERRORS[422]
+    errors[429] = _ERRORS[429]
+    errors[500] = _ERRORS[500]
+    if access != "public":  # the authorizer's key lookup and every route behind it use DynamoDB
+        errors[503] = _ERRORS[503]
+    answers.update({status: _error(status, text) for status, text in errors.items()})
+    return answers
+
+
+def public_operation() -> dict[str, Any]:
+    """`openapi_extensions` of a public route: no security requirement (the document's default is
+    bearer; Powertools writes a route's own `security` only when it is not empty)."""
+    return {"security": []}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):  # Powertools' ParameterInType in the merged document
+        return value.value
+    raise TypeError(f"{type(value).__name__} in the OpenAPI document")
+
+
+def finish_openapi(document: dict[str, Any]) -> dict[str, Any]:
+    """The merged document as served: Powertools' own 422 (`HTTPValidationError`, never what this
+    service answers) out of the routes that cannot answer 422 (`responses` documents the others in
+    the envelope), Powertools' error schemas out, and no empty `content` (a 204 has no body).
+    Returns a new document; the merge's cached one is left as is."""
+    doc = json.loads(json.dumps(document, default=_plain))
+    for item in doc.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            for status, answer in list(operation["responses"].items()):
+                if "HTTPValidationError" in json.dumps(answer):
+                    del operation["responses"][status]
+                elif answer.get("content") == {}:
+                    del answer["content"]
+    schemas = doc.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        if f"#/components/schemas/{name}" not in json.dumps(doc["paths"]):
+            schemas.pop(name, None)
+    return cast(dict[str, Any], doc)
+
+
 # --- the caller -----------------------------------------------------------------------------
 
 
@@ -168,6 +290,47 @@ def _body_bytes(event: dict[str, Any]) -> bytes:
     return body.encode()
 
 
+# a JSON string (escapes included), matched without backtracking; what is left outside strings is
+# structure, numbers and literals
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in a JSON text (`[]` and `{"a": 1}` are 1), by a linear scan:
+    no recursion, so a body nested 100,000 levels deep costs what its length costs.
+
+    Brackets inside strings do not count. On text that is not JSON the figure means little, and
+    json.loads refuses that text anyway."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise InvalidJson(f"The body is not valid JSON: {name} is not a JSON number.")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The body as JSON, as the contract reads it, or InvalidJson: UTF-8 only, at most 64 levels deep,
+    and no NaN or Infinity (Python's json module reads them; JSON has no such numbers)."""
+    try:
+        # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
+        # resolver then cannot read; the contract's JSON is UTF-8
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJson("The body is not valid JSON.") from exc
+    too_deep = InvalidJson(f"The body nests JSON arrays and objects deeper than {MAX_JSON_DEPTH} levels.")
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise too_deep
+    try:
+        return json.loads(text, parse_constant=_not_a_json_number)
+    except RecursionError as exc:  # (the scan above makes this unreachable; kept as a guard)
+        raise too_deep from exc
+    except ValueError as exc:
+        raise InvalidJson("The body is not valid JSON.") from exc
+
+
 def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, public: bool) -> None:
     """What must hold before the body is even parsed: size, then who, then JSON.
 
@@ -185,13 +348,8 @@ def _precheck(event: dict[str, Any], *, scope: Scope | None, user_only: bool, pu
         if scope is not None:
             who.require(scope)
     if raw:
-        try:
-            # decode first: json.loads(bytes) would also accept UTF-16 and UTF-32, which the
-            # resolver then cannot read; the contract's JSON is UTF-8
-            text = raw.decode("utf-8")
-            value = json.loads(text)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise InvalidJson("The body is not valid JSON.") from exc
+        value = parse_json(raw)
+        text = raw.decode("utf-8")
         # JSON is read whatever the label (curl -d sends form-urlencoded)
         headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
         headers["content-type"] = "application/json"

@@ -13,6 +13,7 @@ from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.minds import space_of
 from synapse.models import (
     PRIORITY_RANK,
+    WITHIN_PATTERN,
     Category,
     Change,
     Memory,
@@ -22,14 +23,14 @@ from synapse.models import (
     RestoreIn,
     ScoredMemory,
     Source,
-    normalize_tags,
+    check_tag,
     utcnow,
 )
 from synapse.principal import Principal
 
 AGENT_CONFIDENCE = 0.7
 USER_CONFIDENCE = 1.0
-_WINDOW = re.compile(r"^\s*(\d{1,6})\s*([mhd])\s*$")
+_WINDOW = re.compile(WITHIN_PATTERN)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
 
@@ -260,12 +261,13 @@ def bad_cursor() -> ValidationFailed:
 
 
 def _tag(tag: str | None) -> str | None:
+    """A `?tag=` as stored tags are: normalised (models.normalize_tag); empty after that is a 422."""
     if tag is None:
         return None
-    clean = normalize_tags([tag])
-    if not clean:
-        raise ValidationFailed.at(["query", "tag"], "must not be blank")
-    return clean[0]
+    try:
+        return check_tag(tag)
+    except ValueError as exc:
+        raise ValidationFailed.at(["query", "tag"], str(exc)) from exc
 
 
 Rank = tuple[int, int, str, str]

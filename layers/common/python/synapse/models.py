@@ -5,19 +5,24 @@ annotation when each class is created, about a fifth of this module's import tim
 """
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
     StringConstraints,
+    WithJsonSchema,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 
 class Category(StrEnum):
@@ -62,7 +67,12 @@ SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
 KEY_PATTERN = r"^[a-z0-9][a-z0-9_]{0,99}$"
 MIND_ID_PATTERN = r"^(default|m_[a-z0-9]{12})$"
 DEFAULT_MIND = "default"
+# GET /memory/expiring?within=: a number and a unit (memories.parse_window also bounds it)
+WITHIN_PATTERN = r"^\s*(\d{1,6})\s*([mhd])\s*$"
+# content and queries: any text but U+0000 (the pattern documents it; _no_nul enforces it)
+NO_NUL_PATTERN = r"^[^\x00]*$"
 MAX_CONTENT = 8000
+MAX_QUERY = 2000
 MAX_TAGS = 20
 MAX_TAG_LEN = 50
 
@@ -92,38 +102,155 @@ def parse_iso(value: str) -> datetime:
 
 
 Timestamp = Annotated[datetime, AfterValidator(_as_utc), PlainSerializer(iso, return_type=str)]
+
+
 UserId = Annotated[str, StringConstraints(pattern=USER_ID_RE.pattern)]
 SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]
 MemoryKey = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
-Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT)]
+
+
+def _percent_decoded(value: Any) -> Any:
+    return unquote(value) if isinstance(value, str) else value
+
+
+# Text path parameters: Powertools matches routes on the raw path, so `alice%40example.com` arrives
+# encoded; it is decoded once (the outer validator runs first), then its pattern is checked.
+UserIdPath = Annotated[str, StringConstraints(pattern=USER_ID_RE.pattern), BeforeValidator(_percent_decoded)]
+SessionIdPath = Annotated[
+    str, StringConstraints(pattern=SESSION_ID_PATTERN), BeforeValidator(_percent_decoded)
+]
+
+
+# --- tags -------------------------------------------------------------------------------------
+# One rule for every tag, written or read: NFKC, then Unicode Cc and Cf characters out (NUL, zero-width
+# spaces, BOM, soft hyphen, ZWJ), case-folded, NFKC again (case folding can decompose: "ǰ"), trimmed.
+# So "café" (NFC) and "café" (NFD) are one tag, and "ｄｏｃｋｅｒ", "DOCKER", "do\u200bcker" are "docker".
+# (Lone surrogates, Cs, go too: no UTF-8 text holds them. A client's tag with one is a 422: check_tag.)
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs"))
+
+
+def normalize_tag(tag: str) -> str:
+    """The canonical form of one tag ("" when nothing is left of it)."""
+    text = unicodedata.normalize("NFKC", tag)
+    if not (text.isascii() and text.isprintable()):
+        text = "".join(ch for ch in text if unicodedata.category(ch) not in _INVISIBLE)
+    return unicodedata.normalize("NFKC", text.casefold()).strip()
 
 
 def normalize_tags(tags: list[str]) -> list[str]:
-    """Lower-case, trim, drop empties and duplicates, keep first-seen order."""
+    """Normalise, drop empties and duplicates, keep first-seen order (for tags the service makes
+    itself, e.g. extracted ones; a client's tags go through `Tag`, where an empty one is a 422)."""
     seen: dict[str, None] = {}
     for tag in tags:
-        clean = tag.strip().lower()
+        clean = normalize_tag(tag)
         if clean:
             seen.setdefault(clean, None)
     return list(seen)
 
 
-def _check_tags(tags: list[str]) -> list[str]:
-    if len(tags) > MAX_TAGS:
-        raise ValueError(f"at most {MAX_TAGS} tags are allowed")
-    for tag in tags:
-        if len(tag.strip()) > MAX_TAG_LEN:
-            raise ValueError(f"a tag is at most {MAX_TAG_LEN} characters")
-    return normalize_tags(tags)
+def check_tag(tag: str) -> str:
+    """A client's tag (body or `?tag=`), normalised; empty or too long after that is a ValueError."""
+    try:
+        tag.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("a tag must be Unicode text (a lone surrogate is not)") from exc
+    clean = normalize_tag(tag)
+    if not clean:
+        raise ValueError("a tag must not be empty (after removing spaces and invisible characters)")
+    if len(clean) > MAX_TAG_LEN:
+        raise ValueError(f"a tag is at most {MAX_TAG_LEN} characters")
+    return clean
 
 
-Tags = Annotated[list[str], AfterValidator(_check_tags)]
+def _unique(tags: list[str]) -> list[str]:
+    return list(dict.fromkeys(tags))
+
+
+# The length is measured on the normalised tag (what is stored), so the schema's bounds are documented
+# here rather than enforced on the text as sent.
+TAG_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_TAG_LEN,
+    "description": (
+        "NFKC-normalised, stripped of control and format characters (Unicode Cc, Cf), case-folded "
+        f"and trimmed; 1-{MAX_TAG_LEN} characters after that"
+    ),
+}
+Tag = Annotated[str, AfterValidator(check_tag), WithJsonSchema(TAG_SCHEMA)]
+# at most 20 as sent (counted before duplicates merge), each normalised, then de-duplicated
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS), AfterValidator(_unique)]
+
+
+# --- text, numbers and timestamps of request bodies ---------------------------------------------
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain the NUL character (U+0000)")
+    return value
 
 
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
     return value
+
+
+def _json_number(value: Any) -> Any:
+    """JSON numbers are numbers: "0.5" and true are refused (pydantic's lax mode would take them)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
+    if isinstance(value, str):
+        raise ValueError("must be a number, not a string")
+    return value
+
+
+def _finite_unit(value: float) -> float:
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise ValueError("must be a finite number between 0 and 1")
+    return value
+
+
+def _timestamp_text(value: Any) -> Any:
+    """A timestamp in a body is an ISO 8601 string (lax mode would read a number as Unix time)."""
+    if isinstance(value, str | datetime):
+        return value
+    raise ValueError("must be an ISO 8601 timestamp string, like 2026-12-02T10:00:00Z")
+
+
+NoNulText = Annotated[str, AfterValidator(_no_nul)]
+# text of a request body: 1-8,000 characters, no U+0000
+Text = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_CONTENT),
+    AfterValidator(_no_nul),
+    Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
+]
+Content = Annotated[Text, AfterValidator(_not_blank)]
+QueryText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_QUERY),
+    AfterValidator(_no_nul),
+    AfterValidator(_not_blank),
+    Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
+]
+# numbers of a request body (query-string values are text, parsed by the resolver as before)
+Confidence = Annotated[
+    float,
+    BeforeValidator(_json_number),
+    AfterValidator(_finite_unit),
+    # documented, and enforced by _finite_unit with one message for NaN, infinity and out of range
+    WithJsonSchema({"type": "number", "minimum": 0.0, "maximum": 1.0}),
+]
+TimestampIn = Annotated[
+    datetime,
+    BeforeValidator(_timestamp_text),
+    AfterValidator(_as_utc),
+    PlainSerializer(iso, return_type=str),
+]
+# an integer of a request body (bounds at the field); a string or a boolean is refused
+JsonInt = Annotated[int, BeforeValidator(_json_number)]
 
 
 class Model(BaseModel):
@@ -134,7 +261,8 @@ class Model(BaseModel):
 
 
 class Body(Model):
-    """Request bodies: unknown fields are ignored (never trusted), strings kept as sent."""
+    """Request bodies: unknown fields are ignored (never trusted), strings kept as sent (tags aside),
+    numbers must be JSON numbers (`Confidence`, `JsonInt`) and timestamps strings (`TimestampIn`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -206,22 +334,22 @@ class MemoryIn(Body):
     userId: UserId | None = None
     category: Category
     key: MemoryKey
-    content: Annotated[Content, AfterValidator(_not_blank)]
+    content: Content
     tags: Tags = Field(default_factory=list)
     priority: Priority = Priority.normal
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    expires_at: Timestamp | None = None
+    confidence: Confidence | None = None
+    expires_at: TimestampIn | None = None
 
 
 class MemoryPatch(Body):
     """PUT /memory/{id}: category and key are part of the id and cannot change."""
 
     userId: UserId | None = None
-    content: Annotated[Content, AfterValidator(_not_blank)] | None = None
+    content: Content | None = None
     tags: Tags | None = None
     priority: Priority | None = None
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    expires_at: Timestamp | None = None
+    confidence: Confidence | None = None
+    expires_at: TimestampIn | None = None
     category: Category | None = None
     key: MemoryKey | None = None
 
@@ -320,7 +448,7 @@ class ChatMessage(Model):
     """One conversation message, as ingested or summarized."""
 
     role: Role
-    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT)]
+    content: Text
 
 
 Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
@@ -364,10 +492,10 @@ class IngestOut(Model):
 
 class RecallIn(Body):
     userId: UserId | None = None
-    query: Annotated[str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_not_blank)]
-    limit: int = Field(default=5, ge=1, le=50)
+    query: QueryText
+    limit: JsonInt = Field(default=5, ge=1, le=50)
     category: Category | None = None
-    tags: Annotated[list[str], AfterValidator(_check_tags)] | None = None
+    tags: Tags | None = None
 
 
 class RecalledMemory(Model):
@@ -416,8 +544,19 @@ class SummaryList(Model):
 # --- providers and privacy ----------------------------------------------------------------
 
 
+class Provider(StrEnum):
+    """The model providers a user can bring a key for (the `{provider}` of /providers)."""
+
+    gemini = "gemini"
+
+
 class ProviderIn(Body):
-    api_key: Annotated[str, StringConstraints(min_length=10, max_length=512)]
+    # printable ASCII without spaces: providers.put enforces it (with its own message), this documents it
+    api_key: Annotated[
+        str,
+        StringConstraints(min_length=10, max_length=512),
+        Field(json_schema_extra={"pattern": r"^[\x21-\x7e]+$"}),
+    ]
 
 
 class ProviderInfo(Model):
@@ -445,3 +584,40 @@ class ExportOut(Model):
     sessions: list[dict[str, Any]]
     keys: list[ApiKeyInfo] = Field(default_factory=list)
     providers: list[ProviderInfo] = Field(default_factory=list)
+
+
+# --- the error envelope (documentation: api builds the answers) ----------------------------------
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+class ErrorDetail(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    loc: list[str | int] = Field(description='Where: ["body", "tags", 0], ["query", "limit"], ...')
+    msg: str
+
+
+class ErrorInfo(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(
+        description=(
+            "invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), "
+            "payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), "
+            "upstream_unavailable (503)"
+        )
+    )
+    message: str = Field(description="One human sentence")
+    # omitted when there are none (never null)
+    details: list[ErrorDetail] | SkipJsonSchema[None] = Field(default=None, json_schema_extra=_no_default)
+
+
+class ErrorEnvelope(Model):
+    """Every non-2xx answer: {"error": {"code", "message", "details"?}}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorInfo
