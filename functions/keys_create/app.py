@@ -18,7 +18,12 @@ api.setup(app)
     "/keys",
     summary="Create an API key (users only)",
     tags=["keys"],
-    responses=api.responses("user", {201: "Created; the plain key is in this answer only"}, body=True),
+    responses=api.responses(
+        "user",
+        {201: "Created; the plain key is in this answer only"},
+        body=True,
+        not_found="no mind with that id",
+    ),
 )
 def create_key(body: KeyIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[ApiKeyCreated]:
     return Response(status_code=201, content_type=api.JSON, body=auth.create_api_key(who.user_id, body))

@@ -19,7 +19,8 @@ api.setup(app)
     tags=["minds"],
     responses=api.responses(
         "user",
-        {204: "Deleted"},
+        {204: api.no_content("Deleted")},
+        params=False,
         not_found="no mind with that id",
         conflict="the default mind cannot be deleted",
     ),
