@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from local.runtime import Banner, DataDirBusy, LocalRuntime
+from local.runtime import Banner, LocalRuntime, StartError
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _on_signal)
     try:
         banner = runtime.start()
-    except DataDirBusy as exc:
+    except StartError as exc:
+        runtime.stop()
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except Exception:
