@@ -41,6 +41,8 @@ LOCAL_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
+# the methods an HTTP API routes; any other is answered like a route it does not have
+API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 PSEUDO = {"AWS::Region": apigw.REGION, "AWS::AccountId": apigw.ACCOUNT_ID, "AWS::StackName": "synapse-local"}
 
 
@@ -406,9 +408,10 @@ class LocalRuntime:
             response = apigw.error_response(429, "rate_limited", "Too many requests; slow down and retry.")
             response.headers.append(("Retry-After", "1"))
             return response
-        match = self.routes.match(req.method, req.raw_path)
+        method = req.method.upper()
+        match = self.routes.match(method, req.raw_path) if method in API_METHODS else None
         if match is None:
-            return apigw.error_response(404, "not_found", f"No route for {req.method} {req.raw_path}.")
+            return apigw.error_response(404, "not_found", f"No route for {method} {req.raw_path}.")
         if len(req.body) > apigw.MAX_BODY:
             return apigw.error_response(413, "payload_too_large", "The request body is larger than 10 MB.")
         tpl = self.template
