@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
         stop.set()
+        runtime.cancel.set()
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)

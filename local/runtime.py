@@ -41,6 +41,7 @@ LOCAL_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
+DATA_DIR_WAIT = 30.0  # seconds a new server waits for the previous one to release DATA_DIR
 # the methods an HTTP API routes; any other is answered like a route it does not have
 API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 PSEUDO = {"AWS::Region": apigw.REGION, "AWS::AccountId": apigw.ACCOUNT_ID, "AWS::StackName": "synapse-local"}
@@ -152,6 +153,7 @@ class LocalRuntime:
         sweep_interval: float = 60.0,
         concurrency: int | None = None,
         worker_stdout: int | IO[Any] | None = None,
+        data_dir_wait: float | None = None,
     ) -> None:
         self.template_path = template_path.resolve()
         self.root = self.template_path.parent
@@ -161,6 +163,7 @@ class LocalRuntime:
         self.sweep_interval = sweep_interval
         self.concurrency = concurrency
         self.worker_stdout = worker_stdout
+        self.data_dir_wait = data_dir_wait
         self.template: Template | None = None
         self.routes = RouteTable([])
         self.bucket: TokenBucket | None = None
@@ -179,6 +182,7 @@ class LocalRuntime:
         self._lock_fd: int | None = None
         self._inflight = 0
         self._inflight_cond = threading.Condition()
+        self.cancel = threading.Event()  # set (by a signal) to stop waiting for DATA_DIR
 
     # --- start ---------------------------------------------------------------------------------
 
@@ -224,7 +228,10 @@ class LocalRuntime:
         the functions' pools (no worker yet: each starts on first use) and the EventBridge delivery."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         limit = self.concurrency if self.concurrency is not None else concurrency_setting()
-        self._lock_data_dir()
+        wait = self.data_dir_wait
+        if wait is None:
+            wait = setting_number("LOCAL_DATA_DIR_WAIT_SECONDS", DATA_DIR_WAIT, 0)
+        self._lock_data_dir(wait)
         tpl = self.template = parse(self.template_path)
         self.routes = RouteTable(tpl.routes)
         # API Gateway's throttling, opt-in locally (LOCAL_THROTTLE=1): bulk seeding scripts would trip it
@@ -255,15 +262,51 @@ class LocalRuntime:
                 log.warning("function %s: %s does not exist (its routes answer 500)", name, fn.file)
         log.info("functions: %d, each with up to %d workers (LOCAL_CONCURRENCY)", len(tpl.functions), limit)
 
-    def _lock_data_dir(self) -> None:
-        """One server per DATA_DIR: two would interleave one journal. The OS drops the lock on kill -9."""
+    def _lock_data_dir(self, wait: float) -> None:
+        """One server per DATA_DIR: two would interleave one journal. The OS drops the lock on kill -9.
+
+        A server that is still shutting down (it got SIGTERM a moment ago) holds the lock until its
+        last write is on disk: wait up to `wait` seconds for it, then give up with a clear message.
+        """
         fd = os.open(self.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise DataDirBusy(f"another local server is using {self.data_dir}") from None
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                pass
+            holder = self._holder()
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise DataDirBusy(
+                    f"another local server{holder} is using {self.data_dir}"
+                    + (f" (waited {wait:g} s for it to stop)" if wait > 0 else "")
+                    + "; stop it, or set DATA_DIR to another directory"
+                )
+            if not said:
+                log.warning(
+                    "%s is in use by another local server%s; waiting up to %g s for it to stop",
+                    self.data_dir,
+                    holder,
+                    wait,
+                )
+                said = True
+            if self.cancel.wait(0.1):
+                os.close(fd)
+                raise StartError(f"stopped while waiting for {self.data_dir}")
+        if said:
+            log.info("%s is free; starting", self.data_dir)
         self._lock_fd = fd
+
+    def _holder(self) -> str:
+        """' (pid N)' from DATA_DIR/local.json, if it names a process."""
+        try:
+            pid = int(json.loads((self.data_dir / "local.json").read_text(encoding="utf-8"))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
+        return f" (pid {pid})" if pid != os.getpid() else ""
 
     def _create_resources(self, tpl: Template) -> None:
         ddb = raw_client("dynamodb")
