@@ -15,6 +15,7 @@ Usage (fixture below)::
 
     def test_something(gemini_double):
         gemini_double.fail_next(1, 429)
+        gemini_double.delay_next(1, 2.0, rpc="generateContent")  # answered normally, 2 s late
         gemini_double.generate = lambda body: '{"nuggets": []}'
         ...
         assert gemini_double.requests[0].path.endswith(":batchEmbedContents")
@@ -95,6 +96,7 @@ class GeminiDouble:
     generate: Callable[[dict[str, Any]], str] = _default_generate
     requests: list[RecordedRequest] = field(default_factory=list)
     _failures: deque[_Failure] = field(default_factory=deque)
+    _delays: list[tuple[str | None, float]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _release: threading.Event = field(default_factory=threading.Event)
@@ -157,9 +159,16 @@ class GeminiDouble:
         with self._lock:
             self._failures.extend(_Failure(None, hang_seconds=seconds) for _ in range(n))
 
+    def delay_next(self, n: int = 1, seconds: float = 2.0, rpc: str | None = None) -> None:
+        """The next `n` requests (of that RPC, e.g. "generateContent", if given) are answered as
+        usual, `seconds` late (a slow model: within the client's timeout, unlike `hang_next`)."""
+        with self._lock:
+            self._delays.extend((rpc, seconds) for _ in range(n))
+
     def reset(self) -> None:
         with self._lock:
             self._failures.clear()
+            self._delays.clear()
             self.requests.clear()
         self.generate = _default_generate
 
@@ -183,6 +192,10 @@ class GeminiDouble:
         with self._lock:
             self.requests.append(record)
             failure = self._failures.popleft() if self._failures else None
+            delay = next((i for i, (rpc, _) in enumerate(self._delays) if rpc in (None, record.rpc)), None)
+            seconds = self._delays.pop(delay)[1] if delay is not None else 0.0
+        if seconds:
+            self._release.wait(seconds)  # (stop() cuts it short)
 
         if failure is not None and failure.status is None:
             self._release.wait(failure.hang_seconds)
