@@ -94,6 +94,7 @@ class GeminiDouble:
     """The double. `start()` it, point `GEMINI_BASE_URL` at `.base_url`, `stop()` it."""
 
     generate: Callable[[dict[str, Any]], str] = _default_generate
+    latency: float = 0.0  # seconds added to every answer (a model's own latency; benchmarks use it)
     requests: list[RecordedRequest] = field(default_factory=list)
     _failures: deque[_Failure] = field(default_factory=deque)
     _delays: list[tuple[str | None, float]] = field(default_factory=list)
@@ -194,8 +195,8 @@ class GeminiDouble:
             failure = self._failures.popleft() if self._failures else None
             delay = next((i for i, (rpc, _) in enumerate(self._delays) if rpc in (None, record.rpc)), None)
             seconds = self._delays.pop(delay)[1] if delay is not None else 0.0
-        if seconds:
-            self._release.wait(seconds)  # (stop() cuts it short)
+        if seconds or self.latency:
+            self._release.wait(seconds + self.latency)  # (stop() cuts it short)
 
         if failure is not None and failure.status is None:
             self._release.wait(failure.hang_seconds)
