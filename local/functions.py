@@ -301,6 +301,18 @@ class Pool:
         self._release(worker, keep=True)
         return Answer(payload, is_error, start, init_ms, (time.perf_counter() - began) * 1000, worker.pid)
 
+    def reap(self, idle_seconds: float) -> int:
+        """Stop the workers that have been idle longer than that (Lambda reclaims idle containers too)."""
+        cutoff = time.monotonic() - idle_seconds
+        with self._cond:
+            old = [w for w in self._idle if w.last_used < cutoff]
+            self._idle = [w for w in self._idle if w.last_used >= cutoff]
+        for worker in old:
+            worker.close()
+        if old:
+            log.info("%s: %d idle workers stopped", self.fn.logical_id, len(old))
+        return len(old)
+
     def close(self, timeout: float = 5.0) -> None:
         """Stop every worker: idle ones at once, busy ones when they finish or at the deadline."""
         with self._cond:
@@ -328,9 +340,11 @@ class Functions:
         limit: int = DEFAULT_CONCURRENCY,
         paths: list[Path] | None = None,
         stdout: int | IO[Any] | None = None,
+        idle_seconds: float = 0.0,
     ) -> None:
         """`env`: each function's environment by logical id (one missing from it, or every function
-        when `env` is None, gets this process's environment)."""
+        when `env` is None, gets this process's environment). `idle_seconds` > 0: workers idle for
+        longer are stopped (the next request is a cold start again)."""
         self.limit = limit
         path_list = [str(p) for p in paths or []]
         self.pools: dict[str, Pool] = {}
@@ -338,6 +352,21 @@ class Functions:
             chosen = (env or {}).get(name)
             fn_env = _with_project_path(dict(os.environ if chosen is None else chosen))
             self.pools[name] = Pool(fn, fn_env, limit, path_list, stdout)
+        self.idle_seconds = idle_seconds
+        self._stop = threading.Event()
+        self._reaper: threading.Thread | None = None
+        if idle_seconds > 0:
+            self._reaper = threading.Thread(target=self._reap, name="worker-reaper", daemon=True)
+            self._reaper.start()
+
+    def _reap(self) -> None:
+        every = min(30.0, max(0.1, self.idle_seconds / 4))
+        while not self._stop.wait(every):
+            for pool in self.pools.values():
+                try:
+                    pool.reap(self.idle_seconds)
+                except Exception as exc:  # noqa: BLE001 - tried again next round
+                    log.warning("stopping idle workers of %s failed: %s", pool.fn.logical_id, exc)
 
     def invoke_raw(self, name: str, event: Any, request_id: str | None = None) -> Answer:
         """Run the function once; the answer carries Lambda's payload, error or not."""
@@ -355,6 +384,7 @@ class Functions:
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop every pool's workers (in parallel: a busy worker of one function holds no other up)."""
+        self._stop.set()
         threads = [
             threading.Thread(target=pool.close, args=(timeout,), name=f"stop-{name}", daemon=True)
             for name, pool in self.pools.items()

@@ -42,6 +42,7 @@ LOCAL_DEFAULTS = {
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
 DATA_DIR_WAIT = 30.0  # seconds a new server waits for the previous one to release DATA_DIR
+WORKER_IDLE = 600.0  # seconds a worker may stay idle before it is stopped (0: never)
 # the methods an HTTP API routes; any other is answered like a route it does not have
 API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 PSEUDO = {"AWS::Region": apigw.REGION, "AWS::AccountId": apigw.ACCOUNT_ID, "AWS::StackName": "synapse-local"}
@@ -252,7 +253,8 @@ class LocalRuntime:
         envs = function_environments(tpl, self.resources, os.environ)
         self._restore(tpl, compact)
 
-        self.functions = Functions(tpl.functions, envs, limit, [layer], self.worker_stdout)
+        idle = setting_number("LOCAL_WORKER_IDLE_SECONDS", WORKER_IDLE, 0)
+        self.functions = Functions(tpl.functions, envs, limit, [layer], self.worker_stdout, idle)
         self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
         self.tap.attach(self.journal, self.dispatcher.publish)
         self.dispatcher.start()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from tests.e2e.conftest import ROOT, LocalServer
+from tests.e2e.conftest import FIXTURE_TEMPLATE, ROOT, LocalServer
 from tests.gemini_double import GeminiDouble
 
 GEMINI_DELAY = 2.0
@@ -173,3 +175,53 @@ def test_a_slow_function_holds_up_neither_other_functions_nor_its_own_next_reque
     slow.join(timeout=60)
     assert other_function < 1.0, other_function
     assert same_function < 2.5, same_function  # at worst a cold start, never the 3 s of the slow call
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")  # (a zombie no one has reaped yet runs nothing)
+
+
+def test_a_server_killed_with_sigkill_leaves_no_worker_running(tmp_path: Path) -> None:
+    # Given a server with two workers: one idle, one busy for a few seconds
+    server = LocalServer(tmp_path / "data", FIXTURE_TEMPLATE)
+    server.start()
+    try:
+        assert requests.get(f"{server.url}/tools", timeout=30).status_code == 200
+        assert requests.get(f"{server.url}/health", timeout=30).status_code == 200
+
+        def slow_call() -> None:
+            with contextlib.suppress(requests.RequestException):  # the server dies under it
+                requests.get(f"{server.url}/tools", params={"do": "sleep", "seconds": "3"}, timeout=30)
+
+        busy = threading.Thread(target=slow_call, daemon=True)
+        busy.start()
+        time.sleep(1.0)
+        assert server.proc is not None
+        workers = _children(server.proc.pid)
+        assert len(workers) == 2, workers  # (health idle, tools busy)
+        # When the server is killed outright
+        server.proc.kill()
+        server.proc.wait(timeout=15)
+        # Then every worker exits by itself (its socket to the server closed), the busy one after its call
+        deadline = time.monotonic() + 15
+        while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in workers if not _gone(pid)] == []
+    finally:
+        server.stop(kill=True)

@@ -303,3 +303,20 @@ def test_close_stops_every_worker(make: Any) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_workers_idle_past_the_limit_are_stopped_and_the_next_call_is_cold_again(make: Any) -> None:
+    # Given workers that may stay idle for half a second
+    functions = make(idle_seconds=0.5)
+    pool = functions.pools["Tools"]
+    pid = functions.invoke("Tools", {})["pid"]
+    # When it stays idle past that
+    deadline = time.monotonic() + 10
+    while pool.size and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Then its worker is gone, and the next call starts a new one
+    assert pool.size == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert functions.invoke("Tools", {})["pid"] != pid
+    assert pool.started == 2
