@@ -20,10 +20,11 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_PATH := $(dir $(PYTHON)):$(PATH)
 export SAM_CLI_TELEMETRY ?= 0
 
-.PHONY: help venv sam-venv run test lint build bench bench-locomo clean build-CommonLayer layer-deps layer-package
+.PHONY: help venv sam-venv run invoke test lint build bench bench-locomo clean build-CommonLayer layer-deps layer-package
 
 help:
 	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
+	@echo "make invoke FUNCTION=<logical id> EVENT=events/<file>.json   one function, once, like sam local invoke"
 	@echo "make test         the whole test suite (unit, integration, e2e)"
 	@echo "make lint         ruff, ruff format --check, mypy, cfn-lint"
 	@echo "make build        sam build (in its own virtual environment)"
@@ -53,6 +54,14 @@ sam-venv: $(SAM_VENV)/.installed
 # ---------------------------------------------------------------- everyday targets
 run: venv
 	"$(VENV)/bin/python" -m local
+
+# One function, once, with an event, as `sam local invoke` runs it but without Docker: the answer on
+# stdout (nothing else: the recipe is silent), logs on stderr, against DATA_DIR's data (docs/local-run.md).
+invoke: venv
+	@if [ -z "$(FUNCTION)" ] || [ -z "$(EVENT)" ]; then \
+		echo "usage: make invoke FUNCTION=<logical id> EVENT=events/<file>.json  (e.g. FUNCTION=HealthFunction EVENT=events/health.json)" >&2; \
+		exit 2; fi
+	@"$(VENV)/bin/python" -m local.invoke --template "$(ROOT)/template.yaml" "$(FUNCTION)" "$(EVENT)"
 
 test: venv
 	"$(VENV)/bin/pytest"

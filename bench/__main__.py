@@ -1,4 +1,5 @@
-"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest and end-to-end figures.
+"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, end-to-end and the local
+server's throughput under 8 concurrent clients.
 
     .venv/bin/python -m bench                 # the issue's sizes (1k/10k/100k), under 10 minutes
     .venv/bin/python -m bench --quick         # small sizes, a minute or two
@@ -21,7 +22,7 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "e2e")
+SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "e2e", "throughput")
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -71,6 +72,10 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) 
         from bench import e2e
 
         return e2e.run(e2e_sizes, runs=10 if quick else 30, runs_off=2 if quick else 3, log=_log)
+    elif section == "throughput":
+        from bench import e2e
+
+        return e2e.throughput(per_client=8 if quick else 24, seed_n=50 if quick else 200, log=_log)
     raise SystemExit(f"unknown section {section!r}; one of {', '.join(SECTIONS)}")
 
 

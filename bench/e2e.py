@@ -1,4 +1,6 @@
-"""6. End to end: POST /memory/recall through the local server (`python -m local`), cache on and off.
+"""6. End to end: POST /memory/recall through the local server (`python -m local`), cache on and off;
+and 7. the local server's throughput under 8 concurrent clients, its worker pools against one
+invocation at a time per function (LOCAL_CONCURRENCY=1), in the same run.
 
 Seeding: the API (POST /memory) costs ~100 ms a memory on this machine, so the nuggets are written
 with BatchWriteItem straight into the server's embedded DynamoDB (nugget items as the service
@@ -15,7 +17,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +183,7 @@ def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
     for mode, extra, count in (("cache_on", {}, runs), ("cache_off", {"RECALL_CACHE": "off"}, runs_off)):
         rng = np.random.default_rng(13)
         with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
-            # direct writes are not in the server's journal: each server is seeded on its own
+            # each server is seeded on its own (its DATA_DIR is a temporary one)
             server = Server(Path(tmp) / "data", {"LOCAL_EMBEDDER": "none", **extra}).start()
             try:
                 for n in sizes:
@@ -191,3 +195,129 @@ def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
             finally:
                 server.stop()
     return out
+
+
+# --- 7. throughput under concurrent clients -----------------------------------------------------------
+
+THROUGHPUT_CLIENTS = 8
+
+
+def _one_request(session: Any, server: Server, headers: dict[str, str], i: int) -> tuple[bool, float]:
+    """The mix: three recalls, then a write (which makes the next recall rebuild its corpus)."""
+    import requests
+
+    t0 = time.perf_counter()
+    try:
+        if i % 4 == 3:
+            body = {
+                "category": "note",
+                "key": f"tp_{i}",
+                "content": f"Throughput note {i}: the deploy went fine",
+            }
+            r = session.post(f"{server.url}/memory", json=body, headers=headers, timeout=120)
+        else:
+            query = {"query": QUERIES[i % len(QUERIES)], "limit": 5}
+            r = session.post(f"{server.url}/memory/recall", json=query, headers=headers, timeout=120)
+        ok = r.ok
+    except requests.RequestException:
+        ok = False
+    return ok, (time.perf_counter() - t0) * 1000
+
+
+def _load(server: Server, users: list[str], per_client: int) -> dict[str, Any]:
+    """Every user's client sends `per_client` requests one after the other, all clients at once."""
+    import requests
+
+    barrier = threading.Barrier(len(users) + 1)
+    results: list[list[tuple[bool, float]]] = []
+    lock = threading.Lock()
+
+    def client(user: str) -> None:
+        session = requests.Session()
+        headers = {"Authorization": f"Bearer {server.token(user)}"}
+        barrier.wait(timeout=300)
+        mine = [_one_request(session, server, headers, i) for i in range(per_client)]
+        with lock:
+            results.append(mine)
+
+    with ThreadPoolExecutor(len(users)) as pool:
+        futures = [pool.submit(client, u) for u in users]
+        barrier.wait(timeout=300)
+        t0 = time.perf_counter()
+        for f in futures:
+            f.result()
+        wall = time.perf_counter() - t0
+    samples = [ms for mine in results for ok, ms in mine if ok]
+    failed = sum(1 for mine in results for ok, _ in mine if not ok)
+    stats = summary(samples) if samples else {"median_ms": None, "p95_ms": None, "min_ms": None, "n": 0}
+    return {
+        "requests_per_s": round(len(samples) / wall, 1),
+        "p50_ms": stats["median_ms"],
+        "p95_ms": stats["p95_ms"],
+        "n": len(samples),
+        "failed": failed,
+        "seconds": round(wall, 1),
+    }
+
+
+GEMINI_LATENCY = 0.15  # seconds the Gemini double takes to answer each call (a real call: 0.1-0.5 s)
+
+
+def throughput(
+    clients: int = THROUGHPUT_CLIENTS, per_client: int = 24, seed_n: int = 200, log: Any = print
+) -> dict[str, Any]:
+    """Requests/s, p50 and p95 of `clients` concurrent clients (each its own user, 3 recalls : 1 write)
+    against a server with worker pools (LOCAL_CONCURRENCY=4) and one with LOCAL_CONCURRENCY=1 (one
+    invocation at a time per function), in two settings: offline (no model: CPU-bound work on the
+    machine's cores) and with Gemini (every embedding call a 150 ms wait on a loopback double)."""
+    from local.gemini_double import GeminiDouble
+
+    out: dict[str, Any] = {
+        "clients": clients,
+        "requests_per_client": per_client,
+        "mix": "3 POST /memory/recall : 1 POST /memory, each client its own user",
+        "memories_per_user": seed_n,
+        "scenarios": {},
+    }
+    double = GeminiDouble(latency=GEMINI_LATENCY).start()
+    try:
+        scenarios = {
+            "offline": {"LOCAL_EMBEDDER": "none"},
+            "gemini": {
+                "LOCAL_EMBEDDER": "none",
+                "GEMINI_API_KEY": "bench-fake-key",
+                "GEMINI_BASE_URL": double.base_url,
+                "GEMINI_TIMEOUT_MS": "10000",
+            },
+        }
+        for scenario, env in scenarios.items():
+            runs: dict[str, Any] = {}
+            for label, concurrency in (("one_at_a_time", "1"), ("pool", "4")):
+                runs[label] = _throughput_run(env, concurrency, clients, per_client, seed_n)
+                log(f"  throughput {scenario}, LOCAL_CONCURRENCY={concurrency}: {runs[label]}")
+            one, pool = runs["one_at_a_time"], runs["pool"]
+            row: dict[str, Any] = {"runs": runs}
+            if one["requests_per_s"]:
+                row["speedup"] = round(pool["requests_per_s"] / one["requests_per_s"], 2)
+            out["scenarios"][scenario] = row
+    finally:
+        double.stop()
+    out["gemini_latency_ms"] = round(GEMINI_LATENCY * 1000)
+    return out
+
+
+def _throughput_run(env: dict[str, str], concurrency: str, clients: int, per_client: int, seed_n: int) -> Any:
+    rng = np.random.default_rng(7)
+    with tempfile.TemporaryDirectory(prefix="bench-tp-") as tmp:
+        server = Server(Path(tmp) / "data", {**env, "LOCAL_CONCURRENCY": concurrency}).start()
+        try:
+            users = [f"tp{c}" for c in range(clients)]
+            for user in users:
+                seed(server, user, seed_n, rng)
+            # warm up: every client at once, so the pools grow (and their caches fill) as under the load
+            _load(server, users, 6)
+            row = _load(server, users, per_client)
+            row["local_concurrency"] = int(concurrency)
+            return row
+        finally:
+            server.stop()

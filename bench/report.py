@@ -12,6 +12,7 @@ TARGETS = {
     "warm_bytes": 1024,
     "import_ms": 300.0,
     "layer_mb": 250.0,
+    "throughput_speedup_gemini": 2.0,
 }
 
 
@@ -25,6 +26,13 @@ def _check(
     name: str, value: Any, target: str, ok: bool | None, baseline: Any = "", note: str = ""
 ) -> dict[str, Any]:
     return {"figure": name, "value": value, "baseline": baseline, "target": target, "pass": ok, "note": note}
+
+
+def _rate(run: dict[str, Any]) -> str:
+    def ms(value: Any) -> str:
+        return "–" if value is None else f"{value:.0f}"
+
+    return f"{run['requests_per_s']} req/s, p50 {ms(run['p50_ms'])} / p95 {ms(run['p95_ms'])} ms"
 
 
 def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -246,6 +254,29 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                             + (f", failed {m['failures']}" if m["failures"] else ""),
                         )
                     )
+    tp = results.get("throughput")
+    if tp:
+        for scenario, r in tp["scenarios"].items():
+            pool, one = r["runs"]["pool"], r["runs"]["one_at_a_time"]
+            speedup = r.get("speedup")
+            gemini = scenario == "gemini"
+            target, ok = "info", None
+            if gemini and speedup is not None:
+                target = f"≥ {TARGETS['throughput_speedup_gemini']:g}× (model waits overlap)"
+                ok = speedup >= TARGETS["throughput_speedup_gemini"]
+            setting = (
+                f"Gemini {tp.get('gemini_latency_ms', '?')} ms a call" if gemini else "offline, no model"
+            )
+            rows.append(
+                _check(
+                    f"local server, {tp['clients']} clients, {setting}: LOCAL_CONCURRENCY=4",
+                    _rate(pool),
+                    target,
+                    ok,
+                    f"LOCAL_CONCURRENCY=1: {_rate(one)}",
+                    f"{speedup}×; {tp['mix']}; failed {pool['failed'] + one['failed']}",
+                )
+            )
     return rows
 
 

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from local.runtime import Banner, DataDirBusy, LocalRuntime
+from local.runtime import Banner, LocalRuntime, StartError
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -74,12 +74,14 @@ def main(argv: list[str] | None = None) -> int:
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
         stop.set()
+        runtime.cancel.set()
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     try:
         banner = runtime.start()
-    except DataDirBusy as exc:
+    except StartError as exc:
+        runtime.stop()
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except Exception:

@@ -237,20 +237,3 @@ def translate_response(result: Any) -> HttpResponse:
     # no statusCode: 200, application/json, the result itself is the body
     body = json.dumps(result).encode("utf-8") if result is not None else b""
     return HttpResponse(200, [("content-type", "application/json")], body)
-
-
-class LambdaContext:
-    """What the Lambda runtime passes as `context`."""
-
-    def __init__(self, function_name: str, memory_mb: int, timeout_s: int, request_id: str | None = None):
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{function_name}"
-        self.memory_limit_in_mb = memory_mb
-        self.aws_request_id = request_id or str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
-        self._deadline = time.monotonic() + timeout_s
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))

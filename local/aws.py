@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import boto3
-import boto3.session
 import botocore.session
 from botocore.exceptions import ClientError
 
 from local.apigw import ACCOUNT_ID, REGION
+from local.journal import UNJOURNALED_HEADER, JournalError, MotoTap
 
 log = logging.getLogger("local.aws")
 
@@ -33,16 +34,20 @@ _TABLE_PROPS = (
 )
 
 
-def start_moto() -> tuple[Any, str]:
+def start_moto(tap: MotoTap | None = None, speedups: bool = True) -> tuple[Any, str]:
     """moto's server on 127.0.0.1 and a free port, one request at a time; returns (server, endpoint URL).
 
     moto's backends are not thread-safe: a cancelled transaction puts back a deep copy of every table
     taken when it began (undoing whatever another request wrote meanwhile, e.g. a retry of a slow
     transaction whose client timed out), and a query iterates dicts that other requests change. One
-    request at a time gives the atomicity DynamoDB itself guarantees.
-    """
-    import threading
+    request at a time gives the atomicity DynamoDB itself guarantees, to every process that calls it
+    (the server and the functions' workers alike).
 
+    `tap` sees each request it wants (`MotoTap.wants`) with moto's answer, inside that one lock and
+    before the answer is sent: that is where the journal records the writes, in the order moto applied
+    them, and where EventBridge entries are picked up. `speedups` installs local.moto_speed (moto's
+    patches are process-wide: tests that start a server in their own process turn them off).
+    """
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -53,7 +58,8 @@ def start_moto() -> tuple[Any, str]:
 
     from local import moto_speed
 
-    moto_speed.install()  # a cold recall of a large partition in seconds, not minutes
+    if speedups:
+        moto_speed.install()  # a cold recall of a large partition in seconds, not minutes
 
     class SerialMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:  # ThreadedMotoServer's, with the app behind one lock
@@ -61,8 +67,11 @@ def start_moto() -> tuple[Any, str]:
             lock = threading.Lock()
 
             def serial(environ: Any, start_response: Any) -> Any:
-                with lock:
-                    return list(app(environ, start_response))
+                target = str(environ.get("HTTP_X_AMZ_TARGET") or "")
+                if tap is None or not tap.wants(target) or environ.get(_UNJOURNALED_ENVIRON):
+                    with lock:
+                        return list(app(environ, start_response))
+                return _tapped(app, lock, tap, target, environ, start_response)
 
             self._server = make_server(
                 self._ip_address, self._port, serial, True, request_handler=MotoRequestHandler
@@ -76,63 +85,71 @@ def start_moto() -> tuple[Any, str]:
     return server, f"http://{host}:{port}"
 
 
-def point_boto_at(endpoint: str) -> None:
-    """Every boto3/botocore client created from now on talks to the embedded endpoint."""
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
-    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"
-    os.environ.pop("AWS_SESSION_TOKEN", None)
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ["AWS_DEFAULT_REGION"] = REGION
-    os.environ["AWS_REGION"] = REGION
+_UNJOURNALED_ENVIRON = "HTTP_" + UNJOURNALED_HEADER.upper().replace("-", "_")
 
 
-# set while raw_client makes its session: hook_every_session's wrapper then registers nothing
-_unhooked = threading.local()
+def _tapped(
+    app: Any, lock: threading.Lock, tap: MotoTap, target: str, environ: Any, start_response: Any
+) -> list[bytes]:
+    """Run one request through moto with the tap watching; the answer leaves only after the tap."""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    body = environ["wsgi.input"].read(length) if length > 0 else b""
+    environ["wsgi.input"] = io.BytesIO(body)
+    seen: dict[str, Any] = {}
+    written: list[bytes] = []
+
+    def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        seen["status"], seen["headers"] = status, headers
+        return written.append
+
+    with lock:
+        chunks = [*written, *app(environ, capture)]
+        status = str(seen.get("status") or "500 INTERNAL SERVER ERROR")
+        try:
+            tap.observe(target, body, int(status.split(" ", 1)[0]), b"".join(chunks))
+        except JournalError as exc:
+            # moto applied it, the disk does not have it: the caller must not take it as done. A 400
+            # (not a 5xx) so that botocore does not retry a write that is already in memory.
+            log.error("%s; the data in memory is now ahead of the journal: restart the server", exc)
+            payload = json.dumps(
+                {"__type": "com.amazonaws.dynamodb.v20120810#LocalJournalFailure", "message": str(exc)}
+            ).encode()
+            start_response("400 BAD REQUEST", [("Content-Type", "application/x-amz-json-1.0")])
+            return [payload]
+    start_response(status, seen.get("headers") or [])
+    return chunks
+
+
+def point_boto_at(endpoint: str, env: MutableMapping[str, str] | None = None) -> None:
+    """Every boto3/botocore client created from now on with this environment talks to the embedded
+    endpoint (this process's environment by default; the workers get a copy of it)."""
+    env = os.environ if env is None else env
+    env["AWS_ENDPOINT_URL"] = endpoint
+    env["AWS_ACCESS_KEY_ID"] = "testing"
+    env["AWS_SECRET_ACCESS_KEY"] = "testing"
+    env.pop("AWS_SESSION_TOKEN", None)
+    env.pop("AWS_PROFILE", None)
+    env["AWS_DEFAULT_REGION"] = REGION
+    env["AWS_REGION"] = REGION
 
 
 def raw_client(service: str, endpoint: str | None = None) -> Any:
-    """A client from a plain botocore session: none of the local hooks see its calls, whenever made."""
-    _unhooked.active = True
-    try:
-        session = botocore.session.get_session()
-    finally:
-        _unhooked.active = False
-    return session.create_client(
+    """A client whose requests the journal and the local EventBridge leave alone, whenever it is used
+    (the journal's replay and compaction use one: replaying must not journal the writes again)."""
+    session = botocore.session.get_session()
+    client = session.create_client(
         service,
         region_name=REGION,
         endpoint_url=endpoint or os.environ.get("AWS_ENDPOINT_URL"),
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
+    client.meta.events.register("before-send", _mark_unjournaled, unique_id="synapse-local-raw")
+    return client
 
 
-def hook_every_session(register: Callable[[Any], None]) -> None:
-    """Run `register(events)` on every botocore session made from now on, and on boto3's default one.
-
-    The service makes its clients from a botocore session of its own (`synapse.aws`), and Powertools'
-    idempotency layer from a `boto3.session.Session()`, which wraps a botocore session: hooking
-    botocore's `Session.__init__` sees both. `raw_client`'s sessions are never hooked.
-    """
-    init = botocore.session.Session.__init__
-    registrars: list[Callable[[Any], None]] = getattr(init, "_synapse_local_registrars", None) or []
-    if not registrars:
-        original = init
-
-        def patched(self: botocore.session.Session, *args: Any, **kwargs: Any) -> None:
-            original(self, *args, **kwargs)
-            if getattr(_unhooked, "active", False):
-                return
-            for reg in registrars:
-                reg(self.get_component("event_emitter"))
-
-        patched._synapse_local_registrars = registrars  # type: ignore[attr-defined]
-        botocore.session.Session.__init__ = patched  # type: ignore[method-assign]
-    registrars.append(register)
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    else:
-        register(boto3.DEFAULT_SESSION.events)
+def _mark_unjournaled(request: Any, **_: Any) -> None:
+    request.headers[UNJOURNALED_HEADER] = "1"
 
 
 # --- resources -------------------------------------------------------------------------------------
@@ -169,9 +186,10 @@ def _plain(value: Any) -> bool:
 def ensure_kms_key(client: Any, state_file: Path, description: str = "synapse local provider key") -> str:
     """A symmetric key whose id and key material survive restarts (moto's material is random per key).
 
-    moto's server runs in this process, so its backend can be reached: the first run saves the new
-    key's id and material; later runs create a key and give it back the saved id and material, so old
-    ciphertexts (which name the key id) still decrypt, encryption context still enforced.
+    moto's server runs in this process (never in a function's worker), so its backend can be reached:
+    the first run saves the new key's id and material; later runs create a key and give it back the
+    saved id and material, so old ciphertexts (which name the key id) still decrypt, encryption
+    context still enforced.
     """
     from moto.kms.models import kms_backends
 
@@ -223,7 +241,7 @@ def sweep_expired(client: Any, table: str, attr: str, key_names: list[str], now:
         ExpressionAttributeNames=names,
         ExpressionAttributeValues={":now": {"N": str(cutoff)}},
     ):
-        # between pages, let the handlers' calls in: the journal's lock is not fair, and a sweep of a
+        # between pages, let the functions' calls in: moto's one lock is not fair, and a sweep of a
         # large table (each page a slow moto call) would otherwise hold recalls up for seconds
         time.sleep(0.005)
         for item in page.get("Items", []):
@@ -252,7 +270,7 @@ class TtlSweeper:
         self._thread: threading.Thread | None = None
 
     def sweep_once(self) -> int:
-        client = boto3.client("dynamodb")  # the default session: deletes are journaled
+        client = boto3.client("dynamodb")  # not a raw client: its deletes are journaled
         total = 0
         for table, attr, keys in self.tables:
             try:

@@ -1,9 +1,10 @@
 """EventBridge, delivered by us: PutEvents entries matched against the template's rules.
 
 moto's PutEvents answers 500 when a rule targets a Lambda function, so no rule is created in moto.
-A botocore hook sees each successful PutEvents, matches every accepted entry against the template's
-EventBridgeRule patterns and queues it for its target function, which runs on a background worker
-with the rule's retries.
+moto's server hands every entry a PutEvents accepted to `EventDispatcher.publish` (local.journal's
+MotoTap, whichever process published it), which matches it against the template's EventBridgeRule
+patterns and queues it for its target function; a background thread runs the target (through the
+functions' pools, like any invocation) with the rule's retries.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.model import OperationModel
-
 from local.apigw import ACCOUNT_ID, REGION
+from local.functions import reason
 from local.template import RuleDef
 
 log = logging.getLogger("local.events")
 
-_CTX_ENTRIES = "synapse_local_events_entries"
 _MISSING = object()
 
 
@@ -133,9 +132,7 @@ class Delivery:
 
 
 class EventDispatcher:
-    """Matches PutEvents entries and runs the rules' targets on a background worker."""
-
-    UNIQUE = "synapse-local-events"
+    """Matches PutEvents entries and runs the rules' targets on a background thread."""
 
     def __init__(
         self,
@@ -150,31 +147,6 @@ class EventDispatcher:
         self._thread: threading.Thread | None = None
         self.delivered = 0
         self.failed = 0
-
-    def register(self, events: Any) -> None:
-        events.register("before-call.events.PutEvents", self.before_call, unique_id=f"{self.UNIQUE}-before")
-        events.register("after-call.events.PutEvents", self.after_call, unique_id=f"{self.UNIQUE}-after")
-
-    def before_call(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        body = params.get("body") or b"{}"
-        wire = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
-        context[_CTX_ENTRIES] = wire.get("Entries") or []
-
-    def after_call(
-        self,
-        http_response: Any,
-        parsed: dict[str, Any],
-        model: OperationModel,
-        context: dict[str, Any],
-        **_: Any,
-    ) -> None:
-        entries = context.pop(_CTX_ENTRIES, None)
-        if entries is None or not 200 <= http_response.status_code < 300:
-            return
-        for entry, result in zip(entries, parsed.get("Entries") or [], strict=False):
-            event_id = result.get("EventId")
-            if event_id:
-                self.publish(entry, event_id)
 
     def publish(self, entry: dict[str, Any], event_id: str) -> int:
         """Queue one accepted entry for every matching rule. Returns how many rules matched."""
@@ -229,7 +201,7 @@ class EventDispatcher:
                     item.event["detail-type"],
                     item.rule.function,
                     attempt + 1,
-                    type(exc).__name__,
+                    reason(exc),
                 )
                 time.sleep(self.backoff * (2**attempt))
         self.failed += 1

@@ -1,11 +1,12 @@
 """Durability for moto's in-memory DynamoDB: a journal of every acknowledged write.
 
-botocore hooks on every botocore session (boto3's included) see each DynamoDB call. Calls are
-serialised by one lock held from `before-call` to `after-call`, so the journal's order is the order
-moto applied them; a
-successful write is appended as `{"op", "params"}` and fsync'ed before the caller gets its answer.
-At start the journal is replayed into the fresh tables with an unhooked client, then compacted into
-one PutItem per item (written beside it, fsync'ed, renamed over it).
+The journal is kept at moto's server itself (`MotoTap`): the server answers one request at a time, and
+the tap sees each successful write there, before its answer is sent, whichever process sent it (the
+server, or a function's worker process). A write is appended as `{"op", "params"}` (the client's
+parameters, binaries base64-tagged) and fsync'ed inside that one lock, so the journal's order is the
+order moto applied the writes, and no write is acknowledged before it is on disk. At start the journal
+is replayed into the fresh tables with `raw_client` (whose requests the tap leaves alone), then
+compacted into one PutItem per item (written beside it, fsync'ed, renamed over it).
 """
 
 from __future__ import annotations
@@ -15,20 +16,19 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import botocore.session
 from botocore import xform_name
 from botocore.exceptions import ClientError
-from botocore.model import OperationModel, Shape
+from botocore.model import Shape
 
 log = logging.getLogger("local.journal")
 
 WRITE_OPS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 _B64 = "__b64__"
-_CTX_PARAMS = "synapse_local_journal_params"
-_CTX_LOCKED = "synapse_local_journal_locked"
 
 
 # --- values ----------------------------------------------------------------------------------------
@@ -184,62 +184,81 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-# --- the botocore hooks ----------------------------------------------------------------------------
+# --- the tap at moto's server ----------------------------------------------------------------------
+
+DYNAMODB_TARGET = "DynamoDB_20120810."
+PUT_EVENTS_TARGET = "AWSEvents.PutEvents"
+# a request carrying this header is neither journaled nor delivered (local.aws.raw_client sets it)
+UNJOURNALED_HEADER = "X-Synapse-Local-Unjournaled"
 
 
-class JournalHooks:
-    """before-call / after-call handlers for DynamoDB that journal successful writes in order."""
+class JournalError(RuntimeError):
+    """A write moto applied could not be journaled: it must not be acknowledged."""
 
-    UNIQUE = "synapse-local-journal"
 
-    def __init__(self, journal: Journal, lock_timeout: float = 120.0) -> None:
-        self.journal = journal
-        self._write_lock = threading.RLock()
-        self._timeout = lock_timeout
+class MotoTap:
+    """Sees each request moto's server answers, inside the server's one lock, before the answer leaves.
 
-    def register(self, events: Any) -> None:
-        events.register("before-call.dynamodb", self.before_call, unique_id=f"{self.UNIQUE}-before")
-        events.register("after-call.dynamodb", self.after_call, unique_id=f"{self.UNIQUE}-after")
-        events.register("after-call-error.dynamodb", self.after_error, unique_id=f"{self.UNIQUE}-error")
+    Every successful DynamoDB write (`WRITE_OPS`; of a BatchWriteItem, only the requests that were
+    processed) is appended to the journal and fsync'ed there, so the journal's order is the order moto
+    applied the writes, whichever process made them (the server, or any function's worker), and no
+    write is acknowledged before it is on disk. Every entry PutEvents accepted goes to `publish`
+    (the local EventBridge). Requests of `raw_client` (the journal's own replay) are left alone.
+    """
 
-    def before_call(
-        self, model: OperationModel, params: dict[str, Any], context: dict[str, Any], **_: Any
+    def __init__(self) -> None:
+        self.journal: Journal | None = None
+        self.publish: Callable[[dict[str, Any], str], Any] | None = None
+        self._shapes: dict[str, Shape | None] = {}
+
+    def attach(
+        self, journal: Journal | None, publish: Callable[[dict[str, Any], str], Any] | None = None
     ) -> None:
-        if model.name in WRITE_OPS:
-            body = params.get("body") or b"{}"
-            wire = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
-            context[_CTX_PARAMS] = from_wire(model.input_shape, wire)
-        # every call, reads too: moto is not thread-safe (a cancelled transaction restores a snapshot
-        # of the whole table, undoing writes that landed while it ran), so it sees one call at a time
-        if self._write_lock.acquire(timeout=self._timeout):
-            context[_CTX_LOCKED] = True
-        else:
-            log.error("journal write lock timed out; writing %s out of order", model.name)
+        self.journal, self.publish = journal, publish
 
-    def after_call(
-        self,
-        http_response: Any,
-        parsed: dict[str, Any],
-        model: OperationModel,
-        context: dict[str, Any],
-        **_: Any,
-    ) -> None:
-        params = context.pop(_CTX_PARAMS, None)
+    def wants(self, target: str) -> bool:
+        """Does this request's body need to be seen (decided from its X-Amz-Target alone)?"""
+        if target.startswith(DYNAMODB_TARGET):
+            return self.journal is not None and target[len(DYNAMODB_TARGET) :] in WRITE_OPS
+        return target == PUT_EVENTS_TARGET and self.publish is not None
+
+    def observe(self, target: str, request: bytes, status: int, response: bytes) -> None:
+        """Called with moto's answer before it is sent; raises JournalError if a write is not on disk."""
+        if not 200 <= status < 300:
+            return
+        if target.startswith(DYNAMODB_TARGET):
+            self._journal(target[len(DYNAMODB_TARGET) :], request, response)
+        elif target == PUT_EVENTS_TARGET:
+            self._publish(request, response)
+
+    def _journal(self, op: str, request: bytes, response: bytes) -> None:
+        journal = self.journal
+        if journal is None or op not in WRITE_OPS:
+            return
         try:
-            if params is None or not 200 <= http_response.status_code < 300:
-                return
-            if model.name == "BatchWriteItem":
-                params = processed_batch(params, parsed.get("UnprocessedItems"))
-                if params is None:
+            wire = json.loads(request or b"{}")
+            if op == "BatchWriteItem":
+                unprocessed = (json.loads(response or b"{}") or {}).get("UnprocessedItems")
+                wire = processed_batch(wire, unprocessed)
+                if wire is None:
                     return
-            self.journal.append(model.name, params)
-        finally:
-            self._release(context)
+            journal.append(op, from_wire(self._input_shape(op), wire))
+        except Exception as exc:
+            raise JournalError(f"{op} could not be journaled: {type(exc).__name__}: {exc}") from exc
 
-    def after_error(self, context: dict[str, Any], **_: Any) -> None:
-        context.pop(_CTX_PARAMS, None)
-        self._release(context)
+    def _publish(self, request: bytes, response: bytes) -> None:
+        publish = self.publish
+        if publish is None:
+            return
+        entries = (json.loads(request or b"{}") or {}).get("Entries") or []
+        results = (json.loads(response or b"{}") or {}).get("Entries") or []
+        for entry, result in zip(entries, results, strict=False):
+            event_id = result.get("EventId") if isinstance(result, dict) else None
+            if event_id and isinstance(entry, dict):
+                publish(entry, event_id)
 
-    def _release(self, context: dict[str, Any]) -> None:
-        if context.pop(_CTX_LOCKED, False):
-            self._write_lock.release()
+    def _input_shape(self, op: str) -> Shape | None:
+        if op not in self._shapes:
+            model = botocore.session.get_session().get_service_model("dynamodb")
+            self._shapes[op] = model.operation_model(op).input_shape
+        return self._shapes[op]

@@ -1,7 +1,8 @@
-"""The local runtime: embedded AWS, template → routes and rules, API Gateway in front of handlers."""
+"""The local runtime: embedded AWS, template → routes and rules, API Gateway in front of the functions."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -9,18 +10,17 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import IO, Any
 
 from local import apigw
 from local.aws import (
     TtlSweeper,
     create_table,
     ensure_kms_key,
-    hook_every_session,
     point_boto_at,
     raw_client,
     start_moto,
@@ -28,8 +28,8 @@ from local.aws import (
 )
 from local.credentials import DEV_USER, configured_claims, dev_secret, ensure_api_key, make_jwt
 from local.events import EventDispatcher
-from local.functions import Functions, add_to_path
-from local.journal import Journal, JournalHooks
+from local.functions import DEFAULT_CONCURRENCY, Functions, add_to_path, reason
+from local.journal import Journal, MotoTap
 from local.routes import RouteTable
 from local.template import Template, parse, resolve_environment
 
@@ -41,6 +41,11 @@ LOCAL_DEFAULTS = {
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
+DATA_DIR_WAIT = 30.0  # seconds a new server waits for the previous one to release DATA_DIR
+WORKER_IDLE = 600.0  # seconds a worker may stay idle before it is stopped (0: never)
+# the methods an HTTP API routes; any other is answered like a route it does not have
+API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+PSEUDO = {"AWS::Region": apigw.REGION, "AWS::AccountId": apigw.ACCOUNT_ID, "AWS::StackName": "synapse-local"}
 
 
 class TokenBucket:
@@ -62,7 +67,11 @@ class TokenBucket:
             return True
 
 
-class DataDirBusy(RuntimeError):
+class StartError(RuntimeError):
+    """The local run cannot start (a clear message for the user, no traceback)."""
+
+
+class DataDirBusy(StartError):
     """Another local server holds this DATA_DIR."""
 
 
@@ -79,6 +88,62 @@ class Banner:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def setting_number(name: str, default: float, minimum: float) -> float:
+    """A numeric local-run setting from the environment, checked (a StartError names it)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise StartError(f"{name} must be a number, not {raw!r}") from None
+    if value < minimum:
+        raise StartError(f"{name} must be at least {minimum:g}, not {raw!r}")
+    return value
+
+
+def concurrency_setting() -> int:
+    """LOCAL_CONCURRENCY: at most this many workers (concurrent invocations) per function."""
+    value = setting_number("LOCAL_CONCURRENCY", DEFAULT_CONCURRENCY, 1)
+    if value != int(value):
+        raise StartError(f"LOCAL_CONCURRENCY must be a whole number, not {value:g}")
+    return int(value)
+
+
+def use_dev_secret(env: MutableMapping[str, str], data_dir: Path) -> bool:
+    """JWT_SECRET from the environment, else DATA_DIR's dev secret; True when it was generated now."""
+    if env.get("JWT_SECRET"):
+        return False
+    existed = (data_dir / "jwt_secret").exists()
+    env["JWT_SECRET"] = dev_secret(data_dir)
+    return not existed
+
+
+def function_environments(
+    tpl: Template, resources: Mapping[str, str], env: MutableMapping[str, str]
+) -> dict[str, dict[str, str]]:
+    """Each function's environment: `env` plus the template's variables (Globals, then its own).
+
+    `env` also gets the union of every function's variables (the first value of a name wins, a clash
+    is logged): this process calls the shared package too (the banner's API key).
+    """
+    snapshot = dict(env)  # resolve every function against the same process environment
+    resolved = {
+        name: resolve_environment(tpl, fn.environment, dict(resources), PSEUDO, snapshot)
+        for name, fn in tpl.functions.items()
+    }
+    merged: dict[str, str] = {}
+    for name, values in resolved.items():
+        for var, value in values.items():
+            if var in merged and merged[var] != value:
+                log.info("function %s sets %s to a value of its own (its workers get it)", name, var)
+                continue
+            merged[var] = value
+    env.update(merged)
+    base = dict(env)
+    return {name: {**base, **values} for name, values in resolved.items()}
+
+
 class LocalRuntime:
     def __init__(
         self,
@@ -87,6 +152,9 @@ class LocalRuntime:
         port: int = 3000,
         host: str = "127.0.0.1",
         sweep_interval: float = 60.0,
+        concurrency: int | None = None,
+        worker_stdout: int | IO[Any] | None = None,
+        data_dir_wait: float | None = None,
     ) -> None:
         self.template_path = template_path.resolve()
         self.root = self.template_path.parent
@@ -94,64 +162,37 @@ class LocalRuntime:
         self.port = port
         self.host = host
         self.sweep_interval = sweep_interval
+        self.concurrency = concurrency
+        self.worker_stdout = worker_stdout
+        self.data_dir_wait = data_dir_wait
         self.template: Template | None = None
         self.routes = RouteTable([])
         self.bucket: TokenBucket | None = None
         self.functions: Functions | None = None
         self.dispatcher: EventDispatcher | None = None
         self.journal: Journal | None = None
+        self.tap = MotoTap()
         self.sweeper: TtlSweeper | None = None
         self.httpd: ThreadingHTTPServer | None = None
         self.moto: Any = None
         self.endpoint = ""
         self.resources: dict[str, str] = {}
         self.banner: Banner | None = None
+        self.secret_generated = False
         self._http_thread: threading.Thread | None = None
         self._lock_fd: int | None = None
+        self._inflight = 0
+        self._inflight_cond = threading.Condition()
+        self.cancel = threading.Event()  # set (by a signal) to stop waiting for DATA_DIR
 
     # --- start ---------------------------------------------------------------------------------
 
     def start(self) -> Banner:
+        """The whole local run: everything `start_headless` starts, the TTL sweep, HTTP, the banner."""
         started = time.monotonic()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_data_dir()
-        tpl = self.template = parse(self.template_path)
-        self.routes = RouteTable(tpl.routes)
-        # API Gateway's throttling, opt-in locally (LOCAL_THROTTLE=1): bulk seeding scripts would trip it
-        throttled = tpl.throttle is not None and os.environ.get("LOCAL_THROTTLE", "") in ("1", "on", "true")
-        self.bucket = (
-            TokenBucket(tpl.throttle.rate, tpl.throttle.burst) if tpl.throttle and throttled else None
-        )
-        add_to_path(self.root / "layers" / "common" / "python")
-
-        generated = False
-        if not os.environ.get("JWT_SECRET"):
-            secret_file_existed = (self.data_dir / "jwt_secret").exists()
-            os.environ["JWT_SECRET"] = dev_secret(self.data_dir)
-            generated = not secret_file_existed
-        for name, value in LOCAL_DEFAULTS.items():
-            os.environ.setdefault(name, value)
-
-        self.moto, self.endpoint = start_moto()
-        point_boto_at(self.endpoint)
-        self._create_resources(tpl)
-        self._set_environment(tpl)
-        self._restore_and_hook(tpl)
-
-        self.functions = Functions(tpl.functions)
-        self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
-        hook_every_session(self.dispatcher.register)
-        self.dispatcher.start()
-        self._clear_settings_cache()
-        for name, pool in self.functions.pools.items():
-            if not pool.fn.file.exists():
-                log.warning("function %s: %s does not exist (its routes answer 500)", name, pool.fn.file)
-                continue
-            try:
-                pool.warm()
-            except Exception as exc:  # noqa: BLE001 - a broken function answers 500, the rest still serve
-                log.error("function %s failed to load: %s: %s", name, type(exc).__name__, exc)
-
+        self.start_headless(compact=True)
+        tpl = self.template
+        assert tpl is not None
         self.sweeper = TtlSweeper(self._ttl_tables(tpl), self.sweep_interval)
         self.sweeper.start()
         self._start_http()
@@ -160,7 +201,13 @@ class LocalRuntime:
         api_key = ensure_api_key(self.data_dir, self.check_api_key)
         url = f"http://{self.host}:{self.port}"
         self.banner = Banner(
-            url, self.port, str(self.data_dir), token, api_key, generated, aws_endpoint=self.endpoint
+            url,
+            self.port,
+            str(self.data_dir),
+            token,
+            api_key,
+            self.secret_generated,
+            aws_endpoint=self.endpoint,
         )
         state = {
             "url": url,
@@ -177,15 +224,91 @@ class LocalRuntime:
         log.info("local runtime ready in %.1f s", time.monotonic() - started)
         return self.banner
 
-    def _lock_data_dir(self) -> None:
-        """One server per DATA_DIR: two would interleave one journal. The OS drops the lock on kill -9."""
+    def start_headless(self, compact: bool = True) -> None:
+        """DATA_DIR's lock, moto with the template's resources, the journal replayed (and compacted),
+        the functions' pools (no worker yet: each starts on first use) and the EventBridge delivery."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        limit = self.concurrency if self.concurrency is not None else concurrency_setting()
+        wait = self.data_dir_wait
+        if wait is None:
+            wait = setting_number("LOCAL_DATA_DIR_WAIT_SECONDS", DATA_DIR_WAIT, 0)
+        self._lock_data_dir(wait)
+        tpl = self.template = parse(self.template_path)
+        self.routes = RouteTable(tpl.routes)
+        # API Gateway's throttling, opt-in locally (LOCAL_THROTTLE=1): bulk seeding scripts would trip it
+        throttled = tpl.throttle is not None and os.environ.get("LOCAL_THROTTLE", "") in ("1", "on", "true")
+        self.bucket = (
+            TokenBucket(tpl.throttle.rate, tpl.throttle.burst) if tpl.throttle and throttled else None
+        )
+        layer = self.root / "layers" / "common" / "python"
+        add_to_path(layer)
+
+        self.secret_generated = use_dev_secret(os.environ, self.data_dir)
+        for name, value in LOCAL_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+
+        self.moto, self.endpoint = start_moto(self.tap)
+        point_boto_at(self.endpoint)
+        self._create_resources(tpl)
+        envs = function_environments(tpl, self.resources, os.environ)
+        self._restore(tpl, compact)
+
+        idle = setting_number("LOCAL_WORKER_IDLE_SECONDS", WORKER_IDLE, 0)
+        self.functions = Functions(tpl.functions, envs, limit, [layer], self.worker_stdout, idle)
+        self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
+        self.tap.attach(self.journal, self.dispatcher.publish)
+        self.dispatcher.start()
+        self._clear_settings_cache()
+        for name, fn in tpl.functions.items():
+            if not fn.file.exists():
+                log.warning("function %s: %s does not exist (its routes answer 500)", name, fn.file)
+        log.info("functions: %d, each with up to %d workers (LOCAL_CONCURRENCY)", len(tpl.functions), limit)
+
+    def _lock_data_dir(self, wait: float) -> None:
+        """One server per DATA_DIR: two would interleave one journal. The OS drops the lock on kill -9.
+
+        A server that is still shutting down (it got SIGTERM a moment ago) holds the lock until its
+        last write is on disk: wait up to `wait` seconds for it, then give up with a clear message.
+        """
         fd = os.open(self.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise DataDirBusy(f"another local server is using {self.data_dir}") from None
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                pass
+            holder = self._holder()
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise DataDirBusy(
+                    f"another local server{holder} is using {self.data_dir}"
+                    + (f" (waited {wait:g} s for it to stop)" if wait > 0 else "")
+                    + "; stop it, or set DATA_DIR to another directory"
+                )
+            if not said:
+                log.warning(
+                    "%s is in use by another local server%s; waiting up to %g s for it to stop",
+                    self.data_dir,
+                    holder,
+                    wait,
+                )
+                said = True
+            if self.cancel.wait(0.1):
+                os.close(fd)
+                raise StartError(f"stopped while waiting for {self.data_dir}")
+        if said:
+            log.info("%s is free; starting", self.data_dir)
         self._lock_fd = fd
+
+    def _holder(self) -> str:
+        """' (pid N)' from DATA_DIR/local.json, if it names a process."""
+        try:
+            pid = int(json.loads((self.data_dir / "local.json").read_text(encoding="utf-8"))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
+        return f" (pid {pid})" if pid != os.getpid() else ""
 
     def _create_resources(self, tpl: Template) -> None:
         ddb = raw_client("dynamodb")
@@ -204,32 +327,15 @@ class LocalRuntime:
         for logical in tpl.functions:
             self.resources[logical] = logical
 
-    def _set_environment(self, tpl: Template) -> None:
-        pseudo = {
-            "AWS::Region": apigw.REGION,
-            "AWS::AccountId": apigw.ACCOUNT_ID,
-            "AWS::StackName": "synapse-local",
-        }
-        # one process, one environment: the union of every function's variables (Globals first)
-        merged: dict[str, str] = {}
-        for fn in tpl.functions.values():
-            for name, value in resolve_environment(tpl, fn.environment, self.resources, pseudo).items():
-                if name in merged and merged[name] != value:
-                    log.warning(
-                        "function %s sets %s differently; the first value is used", fn.logical_id, name
-                    )
-                    continue
-                merged[name] = value
-        for name, value in merged.items():
-            os.environ[name] = value
-
-    def _restore_and_hook(self, tpl: Template) -> None:
+    def _restore(self, tpl: Template, compact: bool) -> None:
         self.journal = Journal(self.data_dir / "journal.jsonl")
         ddb = raw_client("dynamodb")
         applied, failed = self.journal.replay(ddb)
-        items = self.journal.compact(ddb, [tpl.table_name(t) for t in tpl.tables])
-        log.info("journal: %d writes replayed (%d failed), compacted to %d items", applied, failed, items)
-        hook_every_session(JournalHooks(self.journal).register)
+        if compact:
+            items = self.journal.compact(ddb, [tpl.table_name(t) for t in tpl.tables])
+            log.info("journal: %d writes replayed (%d failed), compacted to %d items", applied, failed, items)
+        else:
+            log.info("journal: %d writes replayed (%d failed)", applied, failed)
 
     def _ttl_tables(self, tpl: Template) -> list[tuple[str, str, list[str]]]:
         out = []
@@ -249,6 +355,8 @@ class LocalRuntime:
             settings.cache_clear()
 
     def _start_http(self) -> None:
+        from local.httpd import LocalRequestHandler
+
         runtime = self
 
         class Handler(LocalRequestHandler):
@@ -264,26 +372,47 @@ class LocalRuntime:
 
     # --- stop ----------------------------------------------------------------------------------
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10.0) -> None:
+        """Stop taking requests, let those in flight finish (up to `grace` s), deliver queued events,
+        stop the workers and moto, and only then release DATA_DIR (the journal is complete)."""
         if self.httpd is not None:
             self.httpd.shutdown()
             self.httpd.server_close()
             self.httpd = None
+            deadline = time.monotonic() + grace
+            with self._inflight_cond:
+                while self._inflight and time.monotonic() < deadline:
+                    self._inflight_cond.wait(timeout=max(0.0, deadline - time.monotonic()))
+                if self._inflight:
+                    log.warning("%d requests still running at shutdown", self._inflight)
         if self.dispatcher is not None:
             self.dispatcher.drain(timeout=10)
             self.dispatcher.stop()
         if self.sweeper is not None:
             self.sweeper.stop()
-        if self.journal is not None:
-            self.journal.close()
+        if self.functions is not None:
+            self.functions.close()
         if self.moto is not None:
             self.moto.stop()
             self.moto = None
+        if self.journal is not None:
+            self.journal.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
 
     # --- requests ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        with self._inflight_cond:
+            self._inflight += 1
+        try:
+            yield
+        finally:
+            with self._inflight_cond:
+                self._inflight -= 1
+                self._inflight_cond.notify_all()
 
     def authorize(self, req: apigw.HttpRequest, route_key: str, params: dict[str, str]) -> Any:
         """Run the authorizer; returns its simple response (raises when it fails)."""
@@ -308,14 +437,15 @@ class LocalRuntime:
         return bool(ok and ctx.get("userId") == DEV_USER and not any("error" in str(k).lower() for k in ctx))
 
     def handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
-        cors = self.template.cors if self.template is not None else None
-        if cors is None:
-            return self._handle(req)
-        headers, _ = apigw.joined_headers(req.headers)
-        origin = headers.get("origin")
-        if req.method.upper() == "OPTIONS" and "access-control-request-method" in headers:
-            return apigw.preflight_response(cors, origin)
-        return apigw.add_cors(self._handle(req), cors, origin)
+        with self._counted():
+            cors = self.template.cors if self.template is not None else None
+            if cors is None:
+                return self._handle(req)
+            headers, _ = apigw.joined_headers(req.headers)
+            origin = headers.get("origin")
+            if req.method.upper() == "OPTIONS" and "access-control-request-method" in headers:
+                return apigw.preflight_response(cors, origin)
+            return apigw.add_cors(self._handle(req), cors, origin)
 
     def _handle(self, req: apigw.HttpRequest) -> apigw.HttpResponse:
         if self.bucket is not None and not self.bucket.take():
@@ -323,9 +453,10 @@ class LocalRuntime:
             response = apigw.error_response(429, "rate_limited", "Too many requests; slow down and retry.")
             response.headers.append(("Retry-After", "1"))
             return response
-        match = self.routes.match(req.method, req.raw_path)
+        method = req.method.upper()
+        match = self.routes.match(method, req.raw_path) if method in API_METHODS else None
         if match is None:
-            return apigw.error_response(404, "not_found", f"No route for {req.method} {req.raw_path}.")
+            return apigw.error_response(404, "not_found", f"No route for {method} {req.raw_path}.")
         if len(req.body) > apigw.MAX_BODY:
             return apigw.error_response(413, "payload_too_large", "The request body is larger than 10 MB.")
         tpl = self.template
@@ -337,7 +468,7 @@ class LocalRuntime:
             try:
                 result = self.authorize(req, match.route_key, match.path_parameters)
             except Exception as exc:  # noqa: BLE001 - API Gateway answers 500 when the authorizer fails
-                log.error("authorizer failed: %s", type(exc).__name__)
+                log.error("authorizer failed: %s", reason(exc))
                 return apigw.error_response(500, "internal_error", "The request could not be authorized.")
             if not isinstance(result, dict) or result.get("isAuthorized") is not True:
                 return apigw.error_response(403, "forbidden", "The request is not authorized.")
@@ -345,53 +476,11 @@ class LocalRuntime:
         event = apigw.http_event(req, match.route_key, match.path_parameters, auth_context)
         try:
             result = self.functions.invoke(match.route.function, event, req.request_id)
-        except Exception as exc:  # noqa: BLE001 - like Lambda: an unhandled error is a 500
-            log.error("%s failed: %s", match.route.function, type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - like Lambda: an unhandled error (or a crash) is a 500
+            log.error("%s failed: %s", match.route.function, reason(exc))
             return apigw.error_response(500, "internal_error", "Internal server error.")
         try:
             return apigw.translate_response(result)
         except Exception as exc:  # noqa: BLE001
             log.error("%s returned a malformed response: %s", match.route.function, type(exc).__name__)
             return apigw.error_response(500, "internal_error", "Internal server error.")
-
-
-class LocalRequestHandler(BaseHTTPRequestHandler):
-    rt: LocalRuntime
-    protocol_version = "HTTP/1.1"
-    server_version = "synapse-local"
-
-    def _serve(self) -> None:
-        started = time.monotonic()
-        split = urlsplit(self.path)
-        length = int(self.headers.get("content-length") or 0)
-        if length > apigw.MAX_BODY:
-            resp = apigw.error_response(413, "payload_too_large", "The request body is larger than 10 MB.")
-            self.close_connection = True
-        else:
-            body = self.rfile.read(length) if length > 0 else b""
-            req = apigw.HttpRequest(
-                method=self.command,
-                raw_path=split.path or "/",
-                raw_query=split.query,
-                headers=list(self.headers.items()),
-                body=body,
-                source_ip=self.client_address[0],
-                host=(self.headers.get("host") or f"{self.rt.host}:{self.rt.port}"),
-            )
-            resp = self.rt.handle(req)
-        self.send_response(resp.status)
-        for name, value in resp.headers:
-            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
-                self.send_header(name, value)
-        self.send_header("content-length", str(len(resp.body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(resp.body)
-        log.info(
-            "%s %s %d %.0fms", self.command, split.path, resp.status, (time.monotonic() - started) * 1000
-        )
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass

@@ -64,6 +64,12 @@ def test_twenty_parallel_ingests_of_one_session_count_exactly_and_summarize_once
         statuses = list(pool.map(send, bodies))
     # Then every one is acknowledged, and the session counts every message exactly once
     assert statuses == [200] * clients, statuses
+    # (they ran side by side: the ingest function's pool grew past one worker)
+    assert "MemoryIngestFunction: cold start of worker" in local_server.logs()
+    assert any(
+        "MemoryIngestFunction: cold start" in line and "(pid" in line and "; 1 of at most" not in line
+        for line in local_server.logs().splitlines()
+    ), "the ingests never ran in parallel"
     total = per * clients
     export = requests.get(f"{local_server.url}/me/export", headers=headers, timeout=30).json()
     sessions = {s["session_id"]: s for s in export["sessions"]}

@@ -7,6 +7,7 @@ import json
 
 from local import apigw
 from local.template import CorsDef
+from local.worker import LambdaContext
 
 
 def _req(**kw) -> apigw.HttpRequest:
@@ -117,7 +118,7 @@ def test_error_envelope() -> None:
 
 
 def test_lambda_context_counts_down() -> None:
-    ctx = apigw.LambdaContext("Fn", 1024, 29, "rid")
+    ctx = LambdaContext("Fn", 1024, 29, "rid")
     assert ctx.function_name == "Fn"
     assert ctx.aws_request_id == "rid"
     assert ctx.invoked_function_arn.endswith(":function:Fn")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import threading
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from local.events import EventDispatcher, bus_name, matches, to_event
+from local.journal import MotoTap
 from local.template import RuleDef
+from tests.unit.local_moto import client, moto_server
 
 EVENT = {
     "source": "synapse.memory",
@@ -63,8 +63,8 @@ def test_entries_become_target_events() -> None:
 RULE = RuleDef("r", "Consumer", "MemoryBus", {"source": ["synapse.memory"]}, retries=2)
 
 
-def test_put_events_through_boto3_reach_the_target_with_retries() -> None:
-    # Given a dispatcher hooked on a boto3 session, and a target that fails once
+def test_put_events_through_motos_server_reach_the_target_with_retries() -> None:
+    # Given a dispatcher fed by moto's server (the tap), and a target that fails once
     calls: list[dict] = []
     done = threading.Event()
 
@@ -78,10 +78,10 @@ def test_put_events_through_boto3_reach_the_target_with_retries() -> None:
     dispatcher = EventDispatcher([RULE], invoke, backoff=0.01)
     dispatcher.start()
     try:
-        with mock_aws():
-            session = boto3.session.Session()
-            dispatcher.register(session.events)
-            events = session.client("events")
+        tap = MotoTap()
+        tap.attach(None, dispatcher.publish)
+        with moto_server(tap) as endpoint:
+            events = client("events", endpoint)
             events.create_event_bus(Name="MemoryBus")
             # When the code publishes one matching and one non-matching entry
             events.put_events(

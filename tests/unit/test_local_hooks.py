@@ -1,47 +1,56 @@
-"""The local run's hooks reach every botocore session the code makes, and never raw_client's."""
+"""The local run's tap at moto's server sees every client's writes and events, and never raw_client's."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import boto3
-import botocore.session
 import pytest
 
-from local.aws import hook_every_session, raw_client
+from local.aws import raw_client
+from local.journal import Journal, MotoTap
 from synapse import aws, state
+from tests.unit.local_moto import moto_server
+
+TABLE = "HooksTable"
 
 
-@pytest.fixture
-def restore_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
-    # hook_every_session patches botocore's Session for the whole process: undone after the test
-    monkeypatch.setattr(botocore.session.Session, "__init__", botocore.session.Session.__init__)
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+def test_service_and_boto3_clients_are_journaled_raw_clients_are_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = Journal(tmp_path / "journal.jsonl")
+    published: list[dict[str, Any]] = []
+    tap = MotoTap()
+    tap.attach(journal, lambda entry, event_id: published.append(entry))
+    with moto_server(tap) as endpoint:
+        # Given the service's own client, a boto3 session's client and a raw client (as a replay uses)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        state.reset()
+        raw = raw_client("dynamodb", endpoint=endpoint)
+        raw.create_table(
+            TableName=TABLE,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        raw_client("events", endpoint=endpoint).create_event_bus(Name="Bus")
+        clients = {
+            "service": (aws.client("dynamodb"), aws.client("events")),
+            "boto3": (boto3.session.Session().client("dynamodb"), boto3.session.Session().client("events")),
+            "raw": (raw, raw_client("events", endpoint=endpoint)),
+        }
+        # When each writes an item and publishes an event
+        for who, (ddb, events) in clients.items():
+            ddb.put_item(TableName=TABLE, Item={"pk": {"S": who}})
+            events.put_events(
+                Entries=[{"Source": who, "DetailType": "D", "Detail": "{}", "EventBusName": "Bus"}]
+            )
+        # Then all three writes are in moto
+        items = raw.scan(TableName=TABLE)["Items"]
+        assert sorted(i["pk"]["S"] for i in items) == ["boto3", "raw", "service"]
     state.reset()
-
-
-def test_service_and_boto3_sessions_are_hooked_raw_clients_are_not(restore_sessions: None) -> None:
-    seen: list[str] = []
-
-    def register(events: Any) -> None:
-        events.register("before-call.dynamodb", lambda model, **_: seen.append(model.name))
-
-    # Given the hooks installed, and then a raw client made (as a restart's replay would)
-    hook_every_session(register)
-    raw = raw_client("dynamodb", endpoint="http://127.0.0.1:9")
-    # When the service's client, a boto3 session's client and the raw client are used
-    for client in (aws.client("dynamodb"), boto3.session.Session().client("dynamodb"), raw):
-        client.meta.events.register("before-send.dynamodb", lambda **_: _answer())
-        client.list_tables()
-    # Then only the first two were seen
-    assert seen == ["ListTables", "ListTables"]
-
-
-def _answer() -> Any:
-    from botocore.awsrequest import AWSResponse
-
-    class Raw:
-        def stream(self, **_: Any) -> Any:
-            yield b'{"TableNames": []}'
-
-    return AWSResponse("http://local", 200, {}, Raw())
+    journal.close()
+    # but only the first two were journaled and handed to the local EventBridge
+    assert [params["Item"]["pk"]["S"] for _, params in journal.records()] == ["service", "boto3"]
+    assert [e["Source"] for e in published] == ["service", "boto3"]

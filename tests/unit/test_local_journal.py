@@ -1,9 +1,11 @@
-"""The local run's durability: the write journal, its replay and compaction, TTL sweeps, the KMS key."""
+"""The local run's durability: the write journal (kept at moto's server), its replay and compaction,
+TTL sweeps, the KMS key."""
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import boto3
@@ -11,9 +13,10 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from local.aws import create_table, ensure_kms_key, sweep_expired
-from local.journal import Journal, JournalHooks, decode, encode, processed_batch
+from local.aws import create_table, ensure_kms_key, raw_client, sweep_expired
+from local.journal import Journal, JournalError, MotoTap, decode, encode, processed_batch
 from local.template import parse
+from tests.unit.local_moto import client, moto_server
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "local_template" / "template.yaml"
 TABLE = "MemoryTable"
@@ -44,72 +47,165 @@ def test_unprocessed_batch_requests_are_left_out() -> None:
     assert processed_batch(params, {}) == params
 
 
-@mock_aws
-def test_successful_writes_are_journaled_and_replay_into_fresh_tables(tmp_path: Path) -> None:
-    # Given a hooked session writing through every write operation
+def test_successful_writes_are_journaled_at_motos_server_and_replay_into_fresh_tables(
+    tmp_path: Path,
+) -> None:
+    # Given moto's server with the journal's tap, and a client writing through every write operation
     journal = Journal(tmp_path / "journal.jsonl")
-    session = boto3.session.Session()
-    JournalHooks(journal).register(session.events)
-    ddb = session.client("dynamodb")
-    _tables(ddb)
-    ddb.put_item(TableName=TABLE, Item={**_key("nug:1"), "emb": {"B": b"\x00\x01\xff"}, "c": {"S": "ก"}})
-    ddb.update_item(
-        TableName=TABLE,
-        Key=_key("ses:s1"),
-        UpdateExpression="ADD msg_count :one",
-        ExpressionAttributeValues={":one": {"N": "1"}},
-    )
-    ddb.batch_write_item(
-        RequestItems={
-            TABLE: [{"PutRequest": {"Item": {**_key(f"msg:{i}"), "v": {"N": str(i)}}}} for i in range(3)]
-        }
-    )
-    ddb.transact_write_items(
-        TransactItems=[
-            {
-                "Put": {
-                    "TableName": TABLE,
-                    "Item": _key("nug:2"),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            {"Delete": {"TableName": TABLE, "Key": _key("msg:0")}},
+    tap = MotoTap()
+    tap.attach(journal)
+    with moto_server(tap) as endpoint:
+        ddb = client("dynamodb", endpoint)
+        _tables(ddb)
+        ddb.put_item(TableName=TABLE, Item={**_key("nug:1"), "emb": {"B": b"\x00\x01\xff"}, "c": {"S": "ก"}})
+        ddb.update_item(
+            TableName=TABLE,
+            Key=_key("ses:s1"),
+            UpdateExpression="ADD msg_count :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+        ddb.batch_write_item(
+            RequestItems={
+                TABLE: [{"PutRequest": {"Item": {**_key(f"msg:{i}"), "v": {"N": str(i)}}}} for i in range(3)]
+            }
+        )
+        ddb.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": TABLE,
+                        "Item": _key("nug:2"),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {"Delete": {"TableName": TABLE, "Key": _key("msg:0")}},
+            ]
+        )
+        ddb.delete_item(TableName=TABLE, Key=_key("msg:1"))
+        ddb.put_item(
+            TableName="IdempotencyTable", Item={"id": {"S": "i1"}, "expiration": {"N": "9999999999"}}
+        )
+        # a failed conditional write is not journaled
+        with pytest.raises(ClientError):
+            ddb.put_item(TableName=TABLE, Item=_key("nug:1"), ConditionExpression="attribute_not_exists(pk)")
+        ddb.get_item(TableName=TABLE, Key=_key("nug:1"))  # reads are not journaled
+        ops = [op for op, _ in journal.records()]
+        assert ops == [
+            "PutItem",
+            "UpdateItem",
+            "BatchWriteItem",
+            "TransactWriteItems",
+            "DeleteItem",
+            "PutItem",
         ]
-    )
-    ddb.delete_item(TableName=TABLE, Key=_key("msg:1"))
-    ddb.put_item(TableName="IdempotencyTable", Item={"id": {"S": "i1"}, "expiration": {"N": "9999999999"}})
-    # a failed conditional write is not journaled
-    with pytest.raises(ClientError):
-        ddb.put_item(TableName=TABLE, Item=_key("nug:1"), ConditionExpression="attribute_not_exists(pk)")
-    ddb.get_item(TableName=TABLE, Key=_key("nug:1"))  # reads are not journaled
+
+        expected = sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(ddb, TABLE))
+
+        # When the journal is replayed into new, empty tables (a raw client: the tap leaves it alone)
+        ddb.delete_table(TableName=TABLE)
+        ddb.delete_table(TableName="IdempotencyTable")
+        plain = raw_client("dynamodb", endpoint=endpoint)
+        _tables(plain)
+        assert journal.replay(plain) == (6, 0)
+        assert len(list(journal.records())) == 6  # the replay did not journal its writes again
+
+        # Then the tables hold what they held before, bytes included
+        assert sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(plain, TABLE)) == expected
+        item = plain.get_item(TableName=TABLE, Key=_key("nug:1"))["Item"]
+        assert item["emb"]["B"] == b"\x00\x01\xff"
+        assert plain.get_item(TableName="IdempotencyTable", Key={"id": {"S": "i1"}}).get("Item")
+
+        # And compaction rewrites the journal as one PutItem per item, which replays the same
+        assert journal.compact(plain, [TABLE, "IdempotencyTable"]) == len(expected) + 1
+        journal.close()
+        assert {op for op, _ in journal.records()} == {"PutItem"}
+        plain.delete_table(TableName=TABLE)
+        plain.delete_table(TableName="IdempotencyTable")
+        _tables(plain)
+        assert journal.replay(plain) == (len(expected) + 1, 0)
+        assert sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(plain, TABLE)) == expected
+
+
+def test_a_write_is_on_disk_before_its_answer_leaves_motos_server(tmp_path: Path) -> None:
+    # Given a journal that records what the file holds at each append
+    on_disk_at_append: list[int] = []
+
+    class Watching(Journal):
+        def append(self, op: str, params: dict) -> None:
+            super().append(op, params)
+            on_disk_at_append.append(len(self.path.read_bytes().splitlines()))
+
+    journal = Watching(tmp_path / "journal.jsonl")
+    tap = MotoTap()
+    tap.attach(journal)
+    with moto_server(tap) as endpoint:
+        ddb = client("dynamodb", endpoint)
+        _tables(ddb)
+        # When three writes are acknowledged
+        for n in range(3):
+            ddb.put_item(TableName=TABLE, Item=_key(f"nug:{n}"))
+            # Then each was in the file (flushed and fsync'ed) by the time the client had its answer
+            assert on_disk_at_append[-1] == n + 1
+            assert len((tmp_path / "journal.jsonl").read_bytes().splitlines()) == n + 1
     journal.close()
-    ops = [op for op, _ in journal.records()]
-    assert ops == ["PutItem", "UpdateItem", "BatchWriteItem", "TransactWriteItems", "DeleteItem", "PutItem"]
 
-    expected = sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(ddb, TABLE))
 
-    # When the journal is replayed into new, empty tables (an unhooked client)
-    ddb.delete_table(TableName=TABLE)
-    ddb.delete_table(TableName="IdempotencyTable")
-    plain = boto3.session.Session().client("dynamodb")
-    _tables(plain)
-    assert journal.replay(plain) == (6, 0)
+def test_parallel_writers_are_journaled_in_the_order_moto_applied_them(tmp_path: Path) -> None:
+    # Given four clients appending to one list at once
+    journal = Journal(tmp_path / "journal.jsonl")
+    tap = MotoTap()
+    tap.attach(journal)
+    with moto_server(tap) as endpoint:
+        _tables(client("dynamodb", endpoint))
 
-    # Then the tables hold what they held before, bytes included
-    assert sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(plain, TABLE)) == expected
-    item = plain.get_item(TableName=TABLE, Key=_key("nug:1"))["Item"]
-    assert item["emb"]["B"] == b"\x00\x01\xff"
-    assert plain.get_item(TableName="IdempotencyTable", Key={"id": {"S": "i1"}}).get("Item")
+        def append(worker: int) -> None:
+            mine = client("dynamodb", endpoint)
+            for n in range(10):
+                mine.update_item(
+                    TableName=TABLE,
+                    Key=_key("order"),
+                    UpdateExpression="SET h = list_append(if_not_exists(h, :empty), :w)",
+                    ExpressionAttributeValues={":empty": {"L": []}, ":w": {"L": [{"S": f"{worker}.{n}"}]}},
+                )
 
-    # And compaction rewrites the journal as one PutItem per item, which replays the same
-    assert journal.compact(plain, [TABLE, "IdempotencyTable"]) == len(expected) + 1
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(append, range(4)))
+        applied = [
+            v["S"]
+            for v in client("dynamodb", endpoint).get_item(TableName=TABLE, Key=_key("order"))["Item"]["h"][
+                "L"
+            ]
+        ]
     journal.close()
-    assert {op for op, _ in journal.records()} == {"PutItem"}
-    plain.delete_table(TableName=TABLE)
-    plain.delete_table(TableName="IdempotencyTable")
-    _tables(plain)
-    assert journal.replay(plain) == (len(expected) + 1, 0)
-    assert sorted(json.dumps(encode(i), sort_keys=True) for i in _scan(plain, TABLE)) == expected
+    # Then the journal holds the 40 writes in the order moto applied them
+    journaled = [p["ExpressionAttributeValues"][":w"]["L"][0]["S"] for _, p in journal.records()]
+    assert len(applied) == 40 and len(set(applied)) == 40
+    assert journaled == applied
+    # and replaying it ends where moto ended
+    with moto_server() as endpoint:
+        plain = raw_client("dynamodb", endpoint=endpoint)
+        _tables(plain)
+        assert journal.replay(plain) == (40, 0)
+        item = plain.get_item(TableName=TABLE, Key=_key("order"))["Item"]
+        assert [v["S"] for v in item["h"]["L"]] == applied
+
+
+def test_a_write_that_cannot_be_journaled_is_not_acknowledged(tmp_path: Path) -> None:
+    class Full(Journal):
+        def append(self, op: str, params: dict) -> None:
+            raise OSError(28, "No space left on device")
+
+    tap = MotoTap()
+    tap.attach(Full(tmp_path / "journal.jsonl"))
+    with moto_server(tap) as endpoint:
+        ddb = client("dynamodb", endpoint)
+        _tables(ddb)
+        with pytest.raises(ClientError) as caught:
+            ddb.put_item(TableName=TABLE, Item=_key("nug:1"))
+        # a 400 that botocore does not retry (the write is in moto's memory already)
+        assert caught.value.response["Error"]["Code"] == "LocalJournalFailure"
+        assert caught.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    assert issubclass(JournalError, RuntimeError)
 
 
 def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
