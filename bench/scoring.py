@@ -38,7 +38,7 @@ def vector_corpus(items: list[dict[str, Any]]) -> Any:
     """The vector part of recall's corpus, by the service's own code (no prefix: a cold load)."""
     from synapse import recall, store
 
-    rows, vectors, scales = recall.vector_index(store.columns(items).embs, f"{MODEL}/{DIM}")
+    rows, vectors, scales = recall.vector_index(store.vectors_of(items), f"{MODEL}/{DIM}")
     return SimpleNamespace(vec_rows=rows, vectors=vectors, scales=scales, prefix=None, prefix_refused=False)
 
 

@@ -203,6 +203,11 @@ def test_export_and_delete_me_cover_every_mind(call: Call) -> None:
         ("default", "Berlin"),
         (mind_id, "Lisbon"),
     ]
+    assert [(m["mind_id"], m["name"]) for m in exported["minds"]] == [(mind_id, "Side project")]
+    name = {"category": "identity", "key": "user_name", "content": "Somchai"}
+    call("memory_create", "POST", "/memory", body=name, who=ALICE, headers={"x-mind-id": mind_id})
+    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    assert exported["identities"] == {mind_id: "Somchai"} and exported["identity"] is None
     assert call("me_delete", "DELETE", "/me", who=ALICE)["statusCode"] == 200
     assert call("me_export", "GET", "/me/export", who=ALICE)["json"]["memories"] == []
     assert [m["mind_id"] for m in call("minds_list", "GET", "/minds", who=ALICE)["json"]["minds"]] == [

@@ -19,13 +19,14 @@ from tests.support import load_function
 ENVELOPE = "#/components/schemas/ErrorEnvelope"
 AUTH = {"401", "403", "429", "500", "503"}
 BODY = {"400", "413", "422"}
+MIND = {"404"}  # X-Mind-Id naming a mind the user does not have
 # what each operation can answer, as API.md and the code say (status codes as strings, as in JSON)
 EXPECTED: dict[str, set[str]] = {
     "GET /health": {"200", "429", "500"},
     "GET /openapi.json": {"200", "429", "500"},
     "GET /docs": {"200", "429", "500"},
-    "POST /memory": {"200", "201"} | AUTH | BODY,
-    "GET /memory": {"200", "422"} | AUTH,
+    "POST /memory": {"200", "201"} | MIND | AUTH | BODY,
+    "GET /memory": {"200", "422"} | MIND | AUTH,
     "GET /memory/{id}": {"200", "404"} | AUTH,
     "PUT /memory/{id}": {"200", "404"} | AUTH | BODY,
     "DELETE /memory/{id}": {"204", "404"} | AUTH,
@@ -35,15 +36,15 @@ EXPECTED: dict[str, set[str]] = {
     "POST /minds": {"201", "409"} | AUTH | BODY,
     "GET /minds": {"200"} | AUTH,
     "DELETE /minds/{mindId}": {"204", "404", "409"} | AUTH,
-    "GET /memory/recall": {"200", "422"} | AUTH,
-    "GET /memory/by-tag": {"200", "422"} | AUTH,
-    "GET /memory/search": {"200", "422"} | AUTH,
-    "GET /memory/expiring": {"200", "422"} | AUTH,
-    "POST /memory/ingest": {"200", "409"} | AUTH | BODY,
-    "POST /memory/recall": {"200"} | AUTH | BODY,
+    "GET /memory/recall": {"200", "422"} | MIND | AUTH,
+    "GET /memory/by-tag": {"200", "422"} | MIND | AUTH,
+    "GET /memory/search": {"200", "422"} | MIND | AUTH,
+    "GET /memory/expiring": {"200", "422"} | MIND | AUTH,
+    "POST /memory/ingest": {"200", "409"} | MIND | AUTH | BODY,
+    "POST /memory/recall": {"200"} | MIND | AUTH | BODY,
     "POST /memory/summarize": {"200", "404"} | AUTH | BODY,
-    "GET /memory/identity/{userId}": {"200", "422"} | AUTH,
-    "GET /memory/summaries/{sessionId}": {"200", "422"} | AUTH,
+    "GET /memory/identity/{userId}": {"200", "422"} | MIND | AUTH,
+    "GET /memory/summaries/{sessionId}": {"200", "422"} | MIND | AUTH,
     "POST /keys": {"201", "404"} | AUTH | BODY,
     "GET /keys": {"200"} | AUTH,
     "DELETE /keys/{keyId}": {"204", "404"} | AUTH,
@@ -232,3 +233,10 @@ def test_the_helper_answers_the_same_table_for_every_route_of_a_kind(access: api
     answers = api.responses(access, {201: "Created"}, body=True, not_found="no such thing")
     assert set(answers) == {201, 400, 401, 403, 404, 413, 422, 429, 500, 503}
     assert api.responses("public", params=False).keys() == {200, 429, 500}
+
+
+def test_every_memory_and_conversation_operation_takes_x_mind_id_and_no_other_does() -> None:
+    for label, op in operations().items():
+        named = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
+        path = label.split(" ", 1)[1]
+        assert ("X-Mind-Id" in named) == path.startswith("/memory"), label

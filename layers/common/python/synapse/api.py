@@ -245,7 +245,7 @@ def finish_openapi(document: dict[str, Any]) -> dict[str, Any]:
     the envelope), Powertools' error schemas out, and no empty `content` (a 204 has no body).
     Returns a new document; the merge's cached one is left as is."""
     doc = json.loads(json.dumps(document, default=_plain))
-    for item in doc.get("paths", {}).values():
+    for path, item in doc.get("paths", {}).items():
         for operation in item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
@@ -254,11 +254,42 @@ def finish_openapi(document: dict[str, Any]) -> dict[str, Any]:
                     del operation["responses"][status]
                 elif answer.get("content") == {}:
                     del answer["content"]
+            if path.startswith(MIND_ROUTES):
+                _in_a_mind(operation)
     schemas = doc.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         if f"#/components/schemas/{name}" not in json.dumps(doc["paths"]):
             schemas.pop(name, None)
     return cast(dict[str, Any], doc)
+
+
+# every memory and conversation route acts in one mind (X-Mind-Id)
+MIND_ROUTES = ("/memory", "/mcp")
+_MIND_PARAMETER = {
+    "name": "X-Mind-Id",
+    "in": "header",
+    "required": False,
+    "description": (
+        "The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a "
+        "user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user "
+        "does not have is 404."
+    ),
+    "schema": {"type": "string", "maxLength": 64},
+}
+
+
+def _in_a_mind(operation: dict[str, Any]) -> None:
+    """Document X-Mind-Id on an operation, and the 403 / 404 it can bring."""
+    operation.setdefault("parameters", []).append(dict(_MIND_PARAMETER))
+    answers = operation["responses"]
+    if "403" in answers:
+        answers["403"]["description"] += "; or a Mind Key's X-Mind-Id names another mind"
+    unknown = "no mind of the caller's has the X-Mind-Id given"
+    if "404" in answers:
+        answers["404"]["description"] += f"; or {unknown}"
+    else:
+        answers["404"] = json.loads(json.dumps(answers["401"]))
+        answers["404"]["description"] = f"not_found: {unknown}"
 
 
 # --- the caller -----------------------------------------------------------------------------

@@ -582,6 +582,9 @@ class ExportOut(Model):
     identity: str | None
     summaries: list[dict[str, Any]]
     sessions: list[dict[str, Any]]
+    # every mind but the default one, and each mind's identity line (the default's is `identity`)
+    minds: list[MindOut] = Field(default_factory=list)
+    identities: dict[str, str] = Field(default_factory=dict)
     keys: list[ApiKeyInfo] = Field(default_factory=list)
     providers: list[ProviderInfo] = Field(default_factory=list)
 

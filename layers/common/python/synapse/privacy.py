@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synapse import store
-from synapse.models import ApiKeyInfo, ExportOut, ProviderInfo, Scope, iso
+from synapse.models import ApiKeyInfo, ExportOut, MindOut, ProviderInfo, Scope, iso
 
 
 def export(user_id: str) -> ExportOut:
@@ -13,6 +13,11 @@ def export(user_id: str) -> ExportOut:
         memories=data.memories,
         history=data.history,
         identity=data.identity.get(store.DEFAULT_MIND),
+        identities=data.identity,
+        minds=[
+            MindOut(mind_id=m.mind_id, name=m.name, description=m.description, created_at=m.created_at)
+            for m in sorted(data.minds, key=lambda m: (m.created_at, m.mind_id))
+        ],
         summaries=[
             {
                 "session_id": session_id,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -185,7 +185,7 @@ def vector_index(
     want_model, _, want_dim = (model_key or "").rpartition("/")
     dim = int(want_dim) if want_dim else 0
     rows = np.arange(len(embs), dtype=np.intp)
-    blobs: list[bytes] = list(embs)  # type: ignore[arg-type]  # the Nones are taken out first
+    blobs = cast(Sequence[bytes], embs)  # unless there are Nones: taken out below
     if embs.count(None):
         rows = np.array([i for i, e in enumerate(embs) if e is not None], dtype=np.intp)
         blobs = [e for e in embs if e is not None]

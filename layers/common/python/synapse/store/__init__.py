@@ -68,6 +68,7 @@ from synapse.store.memories import (
     read_columns,
     save,
     stored,
+    vectors_of,
 )
 from synapse.store.minds import MindRecord, count_memories, delete_mind, get_mind, list_minds, put_mind
 from synapse.store.users import SessionData, UserData, delete_user, everything
@@ -142,4 +143,5 @@ __all__ = [
     "session_count",
     "stored",
     "vector_tag",
+    "vectors_of",
 ]

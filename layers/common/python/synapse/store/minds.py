@@ -55,7 +55,7 @@ def put_mind(user_id: str, record: MindRecord) -> None:
         raise Conflict("A mind with that name exists already.")
 
 
-def _record(raw: dict[str, Any]) -> MindRecord:
+def mind_from_item(raw: dict[str, Any]) -> MindRecord:
     return MindRecord(
         mind_id=raw["sk"].removeprefix(MIND),
         name=raw["name"],
@@ -66,12 +66,12 @@ def _record(raw: dict[str, Any]) -> MindRecord:
 
 def get_mind(user_id: str, mind_id: str) -> MindRecord | None:
     item = db.get(user_pk(user_id), mind_sk(mind_id))
-    return _record(plain_item(item)) if item else None
+    return mind_from_item(plain_item(item)) if item else None
 
 
 def list_minds(user_id: str) -> list[MindRecord]:
     """Every mind of the user but the default one, oldest first."""
-    found = [_record(plain_item(item)) for item in db.query_prefix(user_pk(user_id), MIND)]
+    found = [mind_from_item(plain_item(item)) for item in db.query_prefix(user_pk(user_id), MIND)]
     return sorted(found, key=lambda m: (m.created_at, m.mind_id))
 
 

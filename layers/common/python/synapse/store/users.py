@@ -13,6 +13,7 @@ from synapse.store.conversations import StoredMessage, Summary, summary_from_ite
 from synapse.store.credentials import ApiKeyRecord, ProviderRecord, api_key_from_item, provider_from_item
 from synapse.store.keys import LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
 from synapse.store.memories import from_item, version_from
+from synapse.store.minds import MindRecord, mind_from_item
 
 
 @dataclass
@@ -35,6 +36,7 @@ class UserData:
     summaries: list[tuple[str, str, Summary]] = field(default_factory=list)  # (mind, session, chunk)
     keys: list[ApiKeyRecord] = field(default_factory=list)
     providers: list[ProviderRecord] = field(default_factory=list)
+    minds: list[MindRecord] = field(default_factory=list)
 
 
 def everything(user_id: str) -> UserData:
@@ -76,6 +78,8 @@ def everything(user_id: str) -> UserData:
             out.keys.append(api_key_from_item(user_id, raw))
         elif key.kind == "provider":
             out.providers.append(provider_from_item(raw))
+        elif key.kind == "mind":
+            out.minds.append(mind_from_item(raw))
     out.sessions = list(sessions.values())
     return out
 
