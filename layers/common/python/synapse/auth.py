@@ -138,18 +138,18 @@ def create_api_key(user_id: str, body: KeyIn) -> ApiKeyCreated:
 def list_api_keys(user_id: str) -> ApiKeyList:
     """GET /keys: oldest first, hints only."""
     records = sorted(store.list_api_keys(user_id), key=lambda r: r.created_at)
-    return ApiKeyList(
-        keys=[
-            ApiKeyInfo(
-                key_id=r.key_id,
-                name=r.name,
-                scopes=[Scope(s) for s in r.scopes],
-                hint=r.hint,
-                created_at=r.created_at,
-                mind_id=r.mind_id,
-            )
-            for r in records
-        ]
+    return ApiKeyList(keys=[key_info(r) for r in records])
+
+
+def key_info(record: store.ApiKeyRecord) -> ApiKeyInfo:
+    """What a key's owner may see of it: never the key, a hint."""
+    return ApiKeyInfo(
+        key_id=record.key_id,
+        name=record.name,
+        scopes=[Scope(s) for s in record.scopes],
+        hint=record.hint,
+        created_at=record.created_at,
+        mind_id=record.mind_id,
     )
 
 

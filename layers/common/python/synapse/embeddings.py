@@ -192,7 +192,24 @@ def upstream_guard(message: str = EMBEDDING_UNAVAILABLE) -> Iterator[None]:
 # --- Gemini ------------------------------------------------------------------------------------------
 
 
-class GeminiEmbedder:
+class GeminiCaller:
+    """Something that calls Gemini with one key (or a client a test gives), the client made lazily."""
+
+    def __init__(self, api_key: str | None, client: genai.Client | None) -> None:
+        self._api_key = api_key
+        self._client = client
+        if client is None and not api_key:
+            raise ValueError(f"{type(self).__name__} needs an api_key or a client")
+
+    @property
+    def client(self) -> genai.Client:
+        if self._client is None:
+            assert self._api_key is not None
+            self._client = gemini_client(self._api_key)
+        return self._client
+
+
+class GeminiEmbedder(GeminiCaller):
     """Gemini embeddings: one `batchEmbedContents` call per (up to 100) documents.
 
     `output_dimensionality` asks the API for `dim` values (Matryoshka truncation); the vectors are
@@ -207,23 +224,13 @@ class GeminiEmbedder:
         dim: int | None = None,
         client: genai.Client | None = None,
     ) -> None:
+        super().__init__(api_key, client)
         s = settings()
         self.model: str = model or s.embedding_model
         self.dim: int = dim or s.embedding_dim
-        self._api_key = api_key
-        self._client = client
-        if client is None and not api_key:
-            raise ValueError("GeminiEmbedder needs an api_key or a client")
 
     def __repr__(self) -> str:  # never shows the key
         return f"GeminiEmbedder(model={self.model!r}, dim={self.dim})"
-
-    @property
-    def client(self) -> genai.Client:
-        if self._client is None:
-            assert self._api_key is not None
-            self._client = gemini_client(self._api_key)
-        return self._client
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

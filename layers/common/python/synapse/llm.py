@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from synapse.config import settings
-from synapse.embeddings import gemini_client, upstream_guard
+from synapse.embeddings import GeminiCaller, upstream_guard
 from synapse.llm_rules import ExtractiveSummarizer, RuleExtractor, has_thai, is_transient
 from synapse.models import (
     MAX_CONTENT,
@@ -184,25 +184,15 @@ def _parse_nuggets(text: str) -> list[ExtractedNugget] | None:
     return list(out.values())
 
 
-class _GeminiBase:
+class _GeminiBase(GeminiCaller):
     def __init__(
         self, api_key: str | None = None, *, model: str | None = None, client: genai.Client | None = None
     ) -> None:
+        super().__init__(api_key or settings().gemini_api_key, client)
         self.model: str = model or settings().llm_model
-        self._api_key = api_key or settings().gemini_api_key
-        self._client = client
-        if client is None and not self._api_key:
-            raise ValueError(f"{type(self).__name__} needs an api_key or a client")
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(model={self.model!r})"
-
-    @property
-    def client(self) -> genai.Client:
-        if self._client is None:
-            assert self._api_key is not None
-            self._client = gemini_client(self._api_key)
-        return self._client
 
 
 class GeminiExtractor(_GeminiBase):

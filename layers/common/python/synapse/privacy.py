@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from synapse import store
-from synapse.models import ApiKeyInfo, ExportOut, MindOut, ProviderInfo, Scope, iso
+from synapse.auth import key_info
+from synapse.models import ExportOut, MindOut, ProviderInfo, iso
 
 
 def export(user_id: str) -> ExportOut:
@@ -40,17 +41,7 @@ def export(user_id: str) -> ExportOut:
             }
             for s in data.sessions
         ],
-        keys=[
-            ApiKeyInfo(
-                key_id=k.key_id,
-                name=k.name,
-                scopes=[Scope(s) for s in k.scopes],
-                hint=k.hint,
-                created_at=k.created_at,
-                mind_id=k.mind_id,
-            )
-            for k in data.keys
-        ],
+        keys=[key_info(k) for k in data.keys],
         providers=[
             ProviderInfo(provider=p.provider, hint=p.hint, updated_at=p.updated_at) for p in data.providers
         ],
