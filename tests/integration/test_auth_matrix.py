@@ -93,6 +93,9 @@ ROUTES: dict[str, Route] = {
         user_id_in="body",
     ),
     "POST /memory/recall": Route("memory_recall", "read", body={"query": "launch codes"}, user_id_in="body"),
+    "POST /memory/context": Route(
+        "memory_context", "read", body={"query": "launch codes", "sessionId": "s1"}, user_id_in="body"
+    ),
     "POST /memory/summarize": Route(
         "memory_summarize",
         "write",

@@ -32,6 +32,7 @@ LAYERS = {
         "providers",
         "memories",
         "recall",
+        "context",
         "ingest",
         "sessions",
         "privacy",

@@ -42,6 +42,7 @@ EXPECTED: dict[str, set[str]] = {
     "GET /memory/expiring": {"200", "422"} | MIND | AUTH,
     "POST /memory/ingest": {"200", "409"} | MIND | AUTH | BODY,
     "POST /memory/recall": {"200"} | MIND | AUTH | BODY,
+    "POST /memory/context": {"200"} | MIND | AUTH | BODY,
     "POST /memory/summarize": {"200", "404"} | AUTH | BODY,
     "GET /memory/identity/{userId}": {"200", "422"} | MIND | AUTH,
     "GET /memory/summaries/{sessionId}": {"200", "422"} | MIND | AUTH,

@@ -35,6 +35,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "keys_delete": {("DELETE", "/keys/{keyId}")},
     "memory_ingest": {("POST", "/memory/ingest")},
     "memory_recall": {("POST", "/memory/recall")},
+    "memory_context": {("POST", "/memory/context")},
     "memory_summarize": {("POST", "/memory/summarize")},
     "memory_identity": {("GET", "/memory/identity/{userId}")},
     "memory_summaries": {("GET", "/memory/summaries/{sessionId}")},
@@ -50,6 +51,7 @@ PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/openapi.json"), ("GET", "/docs")}
 
 # Functions that must never write: only these policy templates are allowed on them.
 READ_ONLY = {
+    "memory_context",
     "memory_history",
     "minds_list",
     "memory_list",
@@ -75,6 +77,7 @@ KMS_DECRYPTERS = {
     "memory_restore",
     "memory_ingest",
     "memory_recall",
+    "memory_context",
     "memory_summarize",
     "summarize_session",
 }
@@ -330,6 +333,7 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
         "MemoryRestoreFunction",
         "MemoryIngestFunction",
         "MemoryRecallFunction",
+        "MemoryContextFunction",
         "MemorySummarizeFunction",
         "SummarizeSessionFunction",
     }

@@ -514,6 +514,30 @@ class RecallOut(Model):
     identity: str | None
 
 
+class ContextIn(Body):
+    """POST /memory/context: what one chat turn's prompt needs, in one call."""
+
+    userId: UserId | None = None
+    sessionId: SessionId | None = None
+    query: QueryText
+    limit: JsonInt = Field(default=3, ge=1, le=20)
+    recent: JsonInt = Field(default=5, ge=0, le=20)
+
+
+class RecentMessage(Model):
+    role: Role
+    content: str
+    created_at: Timestamp
+
+
+class ContextOut(Model):
+    identity: str | None
+    memories: list[RecalledMemory]
+    summary: str | None
+    recent: list[RecentMessage]
+    prompt: str
+
+
 class SummarizeIn(Body):
     userId: UserId | None = None
     sessionId: SessionId

@@ -12,6 +12,7 @@ from synapse.store import db
 from synapse.store.codec import n, plain_item, s
 from synapse.store.keys import (
     IDENTITY,
+    MESSAGE,
     Space,
     chunk_id,
     marker_sk,
@@ -166,6 +167,44 @@ def read_messages(space: Space, session_id: str, first: int, last: int) -> list[
             )
         )
     return found
+
+
+def recent_messages(space: Space, session_id: str, n: int) -> list[StoredMessage]:
+    """The session's last `n` stored messages within their TTL, oldest first: a query newest first,
+    `n` items a page (one page unless expired messages DynamoDB has not swept yet are among them)."""
+    if n <= 0:
+        return []
+    items = db.query_prefix(
+        space.pk,
+        space.sk(f"{MESSAGE}{session_id}:"),
+        ScanIndexForward=False,
+        Limit=n,
+        ConsistentRead=True,
+    )
+    now = int(utcnow().timestamp())
+    found: list[StoredMessage] = []
+    for item in items:
+        raw = plain_item(item)
+        if int(raw.get("ttl", 0)) > now:
+            found.append(
+                StoredMessage(
+                    seq=parse_sk(raw["sk"]).seq,
+                    role=raw["role"],
+                    content=raw["content"],
+                    created_at=parse_iso(raw["created_at"]),
+                )
+            )
+        if len(found) >= n:
+            break
+    return found[::-1]
+
+
+def latest_summary(space: Space, session_id: str) -> Summary | None:
+    """The session's newest summary chunk (one item read)."""
+    items = db.query_prefix(space.pk, space.sk(summary_prefix(session_id)), ScanIndexForward=False, Limit=1)
+    for item in items:
+        return summary_from_item(plain_item(item))
+    return None
 
 
 def session_count(space: Space, session_id: str) -> int:
