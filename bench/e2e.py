@@ -142,9 +142,12 @@ def seed(server: Server, user: str, n: int, rng: np.random.Generator) -> float:
     return round(time.perf_counter() - t0, 1)
 
 
-def measure(server: Server, user: str, runs: int) -> dict[str, Any]:
-    """`runs` recalls; the first (cold with the cache on) reported apart. Failures (the local server
-    answers 503 when a function passes its 29 s timeout) are counted, not timed."""
+def measure(
+    server: Server, user: str, runs: int, path: str = "/memory/recall", extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`runs` recalls (or context calls: `path`, `extra` body fields); the first (cold with the cache
+    on) reported apart. Failures (the local server answers 503 when a function passes its 29 s
+    timeout) are counted, not timed."""
     import requests
 
     session = requests.Session()
@@ -156,8 +159,8 @@ def measure(server: Server, user: str, runs: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         try:
             r = session.post(
-                f"{server.url}/memory/recall",
-                json={"query": QUERIES[i % len(QUERIES)], "limit": 10},
+                f"{server.url}{path}",
+                json={"query": QUERIES[i % len(QUERIES)], "limit": 10, **(extra or {})},
                 headers=headers,
                 timeout=120,
             )
@@ -192,9 +195,29 @@ def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
                     row[f"seed_s_{mode}"] = secs
                     row[mode] = measure(server, f"bench{n}", count)
                     log(f"  e2e {mode} n={n}: seeded in {secs} s, {row[mode]}")
+                    if mode == "cache_on":
+                        # the chat turn's one call: the same recall, and a session's summary and turns
+                        _session(server, f"bench{n}")
+                        row["context_cache_on"] = measure(
+                            server, f"bench{n}", count, "/memory/context", {"sessionId": "chat", "recent": 5}
+                        )
+                        log(f"  e2e context n={n}: {row['context_cache_on']}")
             finally:
                 server.stop()
     return out
+
+
+def _session(server: Server, user: str) -> None:
+    """A session with a few stored turns and a summary chunk, for POST /memory/context."""
+    import requests
+
+    headers = {"Authorization": f"Bearer {server.token(user)}"}
+    turns = [{"role": "user", "content": f"turn {i}: we talked about the rust service"} for i in range(6)]
+    for path, body in (
+        ("/memory/ingest", {"sessionId": "chat", "messages": turns}),
+        ("/memory/summarize", {"sessionId": "chat"}),
+    ):
+        requests.post(f"{server.url}{path}", json=body, headers=headers, timeout=120).raise_for_status()
 
 
 # --- 7. throughput under concurrent clients -----------------------------------------------------------

@@ -254,6 +254,20 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                             + (f", failed {m['failures']}" if m["failures"] else ""),
                         )
                     )
+        for n, r in ee["sizes"].items():
+            if "context_cache_on" in r and "cache_on" in r:
+                c, rc = r["context_cache_on"], r["cache_on"]
+                ratio = c["median_ms"] / rc["median_ms"] if c["median_ms"] and rc["median_ms"] else None
+                rows.append(
+                    _check(
+                        f"POST /memory/context {n} (cache on; a session's summary and 5 turns)",
+                        f"p50 {c['median_ms']} / p95 {c['p95_ms']} ms",
+                        "≤ 1.3× recall",
+                        ratio is not None and ratio <= 1.3,
+                        f"POST /memory/recall: p50 {rc['median_ms']} ms",
+                        f"{ratio:.2f}×, n={c['n']}" if ratio is not None else "no samples",
+                    )
+                )
     tp = results.get("throughput")
     if tp:
         for scenario, r in tp["scenarios"].items():
