@@ -41,7 +41,7 @@ class Route:
     """One row of the matrix: how to call the route validly, and what it needs."""
 
     function: str
-    needs: str  # "read" | "write" | "user" (user only) | "public"
+    needs: str  # "read" | "write" | "user" (user only) | "any" (any valid token) | "public"
     body: dict[str, Any] | None = None
     query: dict[str, str] | None = None
     path_params: dict[str, str] = field(default_factory=dict)
@@ -119,6 +119,8 @@ ROUTES: dict[str, Route] = {
     "DELETE /providers/{provider}": Route(
         "providers_delete", "user", path_params={"provider": "gemini"}, ok=204
     ),
+    # (a tool a key's scopes do not allow is a tool result with isError: tests/integration/test_mcp.py)
+    "POST /mcp": Route("mcp", "any", body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "GET /me/export": Route("me_export", "user"),
     "DELETE /me": Route("me_delete", "user"),
 }

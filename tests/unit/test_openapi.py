@@ -43,6 +43,7 @@ EXPECTED: dict[str, set[str]] = {
     "POST /memory/ingest": {"200", "409"} | MIND | AUTH | BODY,
     "POST /memory/recall": {"200"} | MIND | AUTH | BODY,
     "POST /memory/context": {"200"} | MIND | AUTH | BODY,
+    "POST /mcp": {"200", "202"} | MIND | AUTH | BODY,
     "POST /memory/summarize": {"200", "404"} | AUTH | BODY,
     "GET /memory/identity/{userId}": {"200", "422"} | MIND | AUTH,
     "GET /memory/summaries/{sessionId}": {"200", "422"} | MIND | AUTH,
@@ -229,15 +230,15 @@ def test_schemathesis_reads_every_operation() -> None:
     assert set(labels) == set(EXPECTED)
 
 
-@pytest.mark.parametrize("access", ["read", "write", "user"])
+@pytest.mark.parametrize("access", ["any", "read", "write", "user"])
 def test_the_helper_answers_the_same_table_for_every_route_of_a_kind(access: api.Access) -> None:
     answers = api.responses(access, {201: "Created"}, body=True, not_found="no such thing")
     assert set(answers) == {201, 400, 401, 403, 404, 413, 422, 429, 500, 503}
     assert api.responses("public", params=False).keys() == {200, 429, 500}
 
 
-def test_every_memory_and_conversation_operation_takes_x_mind_id_and_no_other_does() -> None:
+def test_every_memory_conversation_and_mcp_operation_takes_x_mind_id_and_no_other_does() -> None:
     for label, op in operations().items():
         named = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
         path = label.split(" ", 1)[1]
-        assert ("X-Mind-Id" in named) == path.startswith("/memory"), label
+        assert ("X-Mind-Id" in named) == (path.startswith("/memory") or path == "/mcp"), label

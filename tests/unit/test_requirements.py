@@ -1,45 +1,50 @@
-"""The Lambda layer installs exactly what pyproject.toml's runtime dependency group pins."""
+"""What Lambda installs is exactly what pyproject.toml pins: the layer is the runtime dependency group,
+the MCP function's own requirements.txt is the mcp group."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+# requirements file (what sam build installs) -> its dependency group in pyproject.toml
+PAIRS = [("layers/common/requirements.txt", "runtime"), ("functions/mcp/requirements.txt", "mcp")]
 
 
-def _layer_requirements() -> list[str]:
-    lines = (ROOT / "layers/common/requirements.txt").read_text(encoding="utf-8").splitlines()
+def _requirements(path: str) -> list[str]:
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
     return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
 
 
-def _runtime_group() -> list[str]:
+def _group(name: str) -> list[str]:
     with (ROOT / "pyproject.toml").open("rb") as f:
         pyproject = tomllib.load(f)
-    group = pyproject["dependency-groups"]["runtime"]
-    assert all(isinstance(item, str) for item in group), "the runtime group must not include other groups"
+    group = pyproject["dependency-groups"][name]
+    assert all(isinstance(item, str) for item in group), f"the {name} group must not include other groups"
     return [str(item).strip() for item in group]
 
 
-def test_layer_requirements_equal_the_runtime_group() -> None:
-    # Given the layer's requirements.txt and pyproject.toml's runtime group
-    layer = _layer_requirements()
-    runtime = _runtime_group()
+@pytest.mark.parametrize(("path", "group"), PAIRS)
+def test_requirements_equal_their_group(path: str, group: str) -> None:
+    # Given a requirements.txt that sam build installs and its dependency group
+    installed = _requirements(path)
+    pinned = _group(group)
     # When both are compared as sets of requirement lines
-    missing_from_layer = sorted(set(runtime) - set(layer))
-    extra_in_layer = sorted(set(layer) - set(runtime))
+    missing = sorted(set(pinned) - set(installed))
+    extra = sorted(set(installed) - set(pinned))
     # Then they hold the same packages with the same pins
-    assert not missing_from_layer and not extra_in_layer, (
-        f"layers/common/requirements.txt differs from [dependency-groups] runtime: "
-        f"missing {missing_from_layer}, extra {extra_in_layer}"
+    assert not missing and not extra, (
+        f"{path} differs from [dependency-groups] {group}: missing {missing}, extra {extra}"
     )
-    assert len(layer) == len(set(layer)), "duplicate lines in layers/common/requirements.txt"
+    assert len(installed) == len(set(installed)), f"duplicate lines in {path}"
 
 
-def test_every_runtime_requirement_is_pinned() -> None:
-    # Given the runtime group
-    runtime = _runtime_group()
+@pytest.mark.parametrize("group", [g for _, g in PAIRS])
+def test_every_deployed_requirement_is_pinned(group: str) -> None:
+    # Given a group that is deployed to Lambda
     # When each requirement is inspected
-    unpinned = [req for req in runtime if "==" not in req]
-    # Then every one is pinned, so the deployed layer is reproducible
-    assert not unpinned, f"unpinned runtime requirements: {unpinned}"
+    unpinned = [req for req in _group(group) if "==" not in req]
+    # Then every one is pinned, so what is deployed is reproducible
+    assert not unpinned, f"unpinned {group} requirements: {unpinned}"

@@ -36,6 +36,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_ingest": {("POST", "/memory/ingest")},
     "memory_recall": {("POST", "/memory/recall")},
     "memory_context": {("POST", "/memory/context")},
+    "mcp": {("POST", "/mcp")},
     "memory_summarize": {("POST", "/memory/summarize")},
     "memory_identity": {("GET", "/memory/identity/{userId}")},
     "memory_summaries": {("GET", "/memory/summaries/{sessionId}")},
@@ -78,6 +79,7 @@ KMS_DECRYPTERS = {
     "memory_ingest",
     "memory_recall",
     "memory_context",
+    "mcp",
     "memory_summarize",
     "summarize_session",
 }
@@ -334,6 +336,7 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
         "MemoryIngestFunction",
         "MemoryRecallFunction",
         "MemoryContextFunction",
+        "McpFunction",
         "MemorySummarizeFunction",
         "SummarizeSessionFunction",
     }

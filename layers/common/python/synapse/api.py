@@ -91,7 +91,7 @@ def _raw_error(err: SynapseError) -> dict[str, Any]:
     }
 
 
-def _validation_details(errors: Any) -> list[dict[str, Any]]:
+def validation_details(errors: Any) -> list[dict[str, Any]]:
     details = []
     for e in errors:
         loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
@@ -125,7 +125,7 @@ def setup(app: APIGatewayHttpResolver) -> APIGatewayHttpResolver:
         errors = list(err.errors())
         if any(e.get("type") == "json_invalid" for e in errors):
             return error_response(InvalidJson("The body is not valid JSON."))
-        details = _validation_details(errors)
+        details = validation_details(errors)
         first: dict[str, Any] = details[0] if details else {"loc": [], "msg": "invalid request"}
         return error_response(
             ValidationFailed(ValidationFailed.sentence(first["loc"], first["msg"]), details)
@@ -146,7 +146,7 @@ def setup(app: APIGatewayHttpResolver) -> APIGatewayHttpResolver:
 
 # --- the OpenAPI document: what each route can answer ----------------------------------------
 
-Access = Literal["public", "read", "write", "user"]
+Access = Literal["public", "any", "read", "write", "user"]
 
 _ERRORS: dict[int, str] = {
     400: "invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity)",
@@ -160,6 +160,7 @@ _ERRORS: dict[int, str] = {
     503: "upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds",
 }
 _FORBIDDEN: dict[Access, str] = {
+    "any": "forbidden: never for a scope (a tool the key's scopes do not allow answers isError)",
     "read": "forbidden: the API key lacks memory:read, or a userId that is not the caller's",
     "write": "forbidden: the API key lacks memory:write, or a userId that is not the caller's",
     "user": "forbidden: for users (JWTs) only; an agent's API key is refused",
@@ -198,7 +199,7 @@ def responses(
     """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
     the route's return type), and the errors that kind of route can answer, in the envelope.
 
-    access: public (no token), read / write (the scope a key needs), user (JWTs only).
+    access: public (no token), any (any valid token), read / write (the scope a key needs), user (JWTs only).
     body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
     not_found / conflict: what a 404 / 409 means on this route, when it can answer one.
     """
@@ -306,7 +307,11 @@ MIND_HEADER = "x-mind-id"
 def caller(request: Request) -> Principal:
     """The principal, from the authorizer's context only, acting in the mind the `X-Mind-Id` header
     names (a `Depends` for routes)."""
-    event = request.resolved_event.raw_event
+    return caller_of(request.resolved_event.raw_event)
+
+
+def caller_of(event: dict[str, Any]) -> Principal:
+    """`caller` from an API Gateway v2 event itself (the MCP tools read it from the ASGI scope)."""
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     return Principal.from_context(_authorizer_context(event)).in_mind(headers.get(MIND_HEADER))
 

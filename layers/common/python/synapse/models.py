@@ -8,7 +8,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
 from pydantic import (
@@ -498,6 +498,20 @@ class RecallIn(Body):
     tags: Tags | None = None
 
 
+class SearchIn(Body):
+    """The MCP `search` tool's input: GET /memory/search's parameters, with the same rules."""
+
+    q: Annotated[NoNulText, Field(min_length=1, max_length=MAX_QUERY)]
+    tag: Tag | None = None
+    limit: JsonInt = Field(default=20, ge=1, le=100)
+
+
+class ForgetIn(Body):
+    """The MCP `forget` tool's input: the id of the memory to delete (DELETE /memory/{id})."""
+
+    id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class RecalledMemory(Model):
     id: str
     text: str
@@ -611,6 +625,33 @@ class ExportOut(Model):
     identities: dict[str, str] = Field(default_factory=dict)
     keys: list[ApiKeyInfo] = Field(default_factory=list)
     providers: list[ProviderInfo] = Field(default_factory=list)
+
+
+# --- MCP (documentation and the first check of POST /mcp; the SDK reads the message itself) ------------
+
+
+class McpMessage(Model):
+    """A JSON-RPC 2.0 request or notification of the Model Context Protocol (`initialize`,
+    `tools/list`, `tools/call`, `notifications/initialized`, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: Annotated[str, Field(min_length=1, max_length=200)]
+    id: int | str | None = Field(default=None, description="Absent for a notification (answered 202)")
+    params: dict[str, Any] | None = None
+
+
+class McpAnswer(Model):
+    """The JSON-RPC 2.0 response to a request: `result`, or `error` for a failure of the protocol.
+    A tool that fails answers a `result` with `isError: true`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    id: int | str | None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
 
 
 # --- the error envelope (documentation: api builds the answers) ----------------------------------

@@ -1,0 +1,57 @@
+"""POST /mcp — the memory tools for agents (remember, recall, search, forget, context) over the Model
+Context Protocol's Streamable HTTP transport: stateless, JSON answers, behind the same authorizer."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler.request import Request
+
+from synapse import api, minds
+from synapse.models import McpAnswer, McpMessage
+from synapse.principal import Principal
+
+app = APIGatewayHttpResolver(
+    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
+)
+api.setup(app)
+
+DESCRIPTION = """The [Model Context Protocol](https://modelcontextprotocol.io) for agents: point an MCP
+host's Streamable HTTP transport here with `Authorization: Bearer <API key or JWT>` (and `X-Mind-Id`
+to choose a mind). Stateless: no `Mcp-Session-Id`, no GET stream; every request is answered with JSON.
+
+The body is one JSON-RPC 2.0 message: `initialize`, `tools/list`, `tools/call` (tools `remember`,
+`recall`, `search`, `forget`, `context`), or a notification (answered 202 without a body). A tool that
+fails (validation, not found, a scope the key lacks: a `memory:read` key may call `recall`, `search` and
+`context` only) is a `result` with `isError: true`. A bad or missing token is 401 before any MCP
+message is read."""
+
+
+@app.post(
+    "/mcp",
+    summary="MCP (Model Context Protocol), Streamable HTTP",
+    description=DESCRIPTION,
+    tags=["mcp"],
+    responses=api.responses(
+        "any",
+        {
+            200: {
+                "description": "The JSON-RPC response to the request (a protocol error: a JSON-RPC `error`)",
+                "content": {"application/json": {"model": McpAnswer}},
+            },
+            202: api.no_content("Accepted: the message was a notification"),
+        },
+        body=True,
+    ),
+)
+def mcp(
+    message: McpMessage, request: Request, who: Annotated[Principal, Depends(api.caller)]
+) -> Response[Any]:  # the SDK's JSON, as it wrote it
+    minds.check_exists(who.user_id, who.mind_id)  # an unknown X-Mind-Id is 404 before any tool runs
+    # the SDK (~0.7 s of imports) is loaded by this function only, on its first request
+    from synapse import mcp_tools
+
+    status, headers, body = mcp_tools.serve(request.resolved_event.raw_event, app.lambda_context)
+    return Response(status_code=status, headers=headers, body=body or None)
+
+
+handler = api.entrypoint(app)
