@@ -7,9 +7,11 @@ its data.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,7 @@ from synapse_memory import (
 from tests.e2e.conftest import LocalServer
 
 TIMEOUT = 60.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def uid(prefix: str) -> str:
@@ -322,3 +325,34 @@ def test_the_async_client_main_path(local_server: LocalServer) -> None:
             assert await mem.delete_me() >= 2
 
     asyncio.run(main())
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_readme_examples_run_against_the_server(
+    local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The chat turn of clients/python/README.md and the five lines of README.md, as written, with the
+    server's URL and a new user's JWT in place of the placeholders (and a stand-in for the LLM)."""
+    token = local_server.make_jwt(uid("sdkdoc"))
+    chat_turn = python_blocks(ROOT / "clients" / "python" / "README.md")[0]
+    code = chat_turn.replace('"http://127.0.0.1:3000"', repr(local_server.url)).replace(
+        '"gts_live_..."', repr(token)
+    )
+    prompts: list[str] = []
+
+    def call_your_llm(system: str, user: str) -> str:
+        prompts.append(system)
+        return "ข้าวซอยครับ"
+
+    exec(compile(code, "clients/python/README.md", "exec"), {"call_your_llm": call_your_llm})
+    assert capsys.readouterr().out.strip() == "ข้าวซอยครับ" and prompts[0].startswith(
+        "What you know about the user:"
+    )
+
+    [five_lines] = [b for b in python_blocks(ROOT / "README.md") if "synapse_memory" in b]
+    code = five_lines.replace('"http://127.0.0.1:3000"', repr(local_server.url))
+    exec(compile(code, "README.md", "exec"), {"KEY": token})
+    assert "เชียงใหม่" in capsys.readouterr().out
