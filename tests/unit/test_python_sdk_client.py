@@ -327,18 +327,28 @@ def test_each_error_code_is_its_own_exception(status: int, code: str, cls: type[
 
 def test_answers_without_the_envelope_still_raise_by_status() -> None:
     cases = [
+        # API Gateway's own refusal
         (httpx.Response(401, json={"message": "Unauthorized"}), Unauthorized, "unauthorized"),
+        # a proxy's page: a status with no class of its own
         (httpx.Response(502, text="<html><body>Bad Gateway</body></html>"), SynapseError, "http_502"),
         (httpx.Response(404, text=""), NotFound, "not_found"),
+        # an envelope with a code the contract does not list (the local server's http.server answers):
+        # the class of its status, the code as sent
         (
             httpx.Response(400, json={"error": {"code": "bad_request", "message": "Bad request."}}),
-            SynapseError,
+            InvalidJSON,
             "bad_request",
+        ),
+        (
+            httpx.Response(414, json={"error": {"code": "uri_too_long", "message": "Too long."}}),
+            SynapseError,
+            "uri_too_long",
         ),
     ]
     for answer, cls, code in cases:
         with client(Script(answer), max_retries=0) as mem, pytest.raises(cls) as caught:
             mem.list()
+        assert type(caught.value) is cls
         assert caught.value.code == code and caught.value.status == answer.status_code
     assert "Bad Gateway" in str(caught_message(httpx.Response(502, text="<html>Bad Gateway</html>")))
 
