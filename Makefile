@@ -40,7 +40,18 @@ $(VENV)/.installed: $(ROOT)/pyproject.toml
 	cd "$(ROOT)" && "$(VENV)/bin/python" -m pip install --quiet --group dev
 	@touch "$@"
 
-venv: $(VENV)/.installed
+# The Python SDK (clients/python), installed as users get it: a non-editable install of the package,
+# built with hatchling from the dev group (no build isolation: nothing is downloaded for the build).
+# Re-installed whenever its pyproject.toml or a source file changes.
+SDK_DIR := $(ROOT)/clients/python
+SDK_FILES := $(SDK_DIR)/pyproject.toml $(SDK_DIR)/README.md $(wildcard $(SDK_DIR)/src/synapse_memory/*)
+
+$(VENV)/.sdk-installed: $(VENV)/.installed $(SDK_FILES)
+	@echo ">> installing the Python SDK (clients/python, synapse-memory) into $(VENV)"
+	"$(VENV)/bin/python" -m pip install --quiet --no-build-isolation --force-reinstall --no-deps "$(SDK_DIR)"
+	@touch "$@"
+
+venv: $(VENV)/.installed $(VENV)/.sdk-installed
 
 $(SAM_VENV)/.installed:
 	@echo ">> installing aws-sam-cli $(SAM_CLI_VERSION) into $(SAM_VENV) ($(PYTHON))"

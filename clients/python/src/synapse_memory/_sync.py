@@ -1,0 +1,372 @@
+"""`Synapse`: the blocking client."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, TypeAlias, TypeVar
+
+import httpx
+
+from synapse_memory import _core
+from synapse_memory._core import UNSET, Call, MessageLike, RetryPolicy, Unset
+from synapse_memory.errors import SynapseError
+from synapse_memory.models import (
+    ApiKey,
+    ApiKeyCreated,
+    Category,
+    ContextResult,
+    Export,
+    Health,
+    IdentityResult,
+    IngestResult,
+    Memory,
+    MemoryPage,
+    MemoryVersion,
+    Mind,
+    MindCreated,
+    Priority,
+    Provider,
+    RecallResult,
+    Scope,
+    ScoredMemory,
+    SummaryChunk,
+    SummaryResult,
+)
+
+T = TypeVar("T")
+# `list` is a method of the client: these names keep annotations unambiguous
+Memories: TypeAlias = list[Memory]
+Versions: TypeAlias = list[MemoryVersion]
+Scored: TypeAlias = list[ScoredMemory]
+Chunks: TypeAlias = list[SummaryChunk]
+Minds: TypeAlias = list[Mind]
+Keys: TypeAlias = list[ApiKey]
+Providers: TypeAlias = list[Provider]
+
+
+class Synapse:
+    """A Synapse API client (blocking). Use it as a context manager, or call `close()`.
+
+    ```python
+    with Synapse("http://127.0.0.1:3000", token=jwt_or_api_key) as mem:
+        mem.store("fact", "home_city", "Lives in Chiang Mai")
+    ```
+
+    `mind_id` is the mind memory calls use unless a call names its own (`mind_id=` on the call);
+    `with_mind()` gives a client bound to another mind over the same connection pool.
+    `max_retries` bounds the retries of 429/503 answers (see `RetryPolicy`, or pass `retry=`).
+    `transport` (an `httpx.BaseTransport`) or `http_client` (an `httpx.Client`, not closed by this
+    client) replace the network, e.g. `httpx.MockTransport` in tests.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        mind_id: str | None = None,
+        timeout: float | httpx.Timeout | None = _core.DEFAULT_TIMEOUT,
+        max_retries: int = _core.DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.base_url = _core.clean_base_url(base_url)
+        self.mind_id = mind_id
+        self._token = token
+        self.retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
+        self._headers = {"user-agent": _core.user_agent(), **(headers or {})}
+        self._routes = _core.Routes(mind_id, token)
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(timeout=timeout, transport=transport)
+
+    def __repr__(self) -> str:  # never the token
+        return f"Synapse(base_url={self.base_url!r}, mind_id={self.mind_id!r})"
+
+    def __enter__(self) -> Synapse:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool (unless it was given as `http_client`, or this is a `with_mind` view)."""
+        if self._owns_http:
+            self._http.close()
+
+    def with_mind(self, mind_id: str | None) -> Synapse:
+        """The same client, bound to another mind (None: the server's default); shares the pool."""
+        other = copy.copy(self)
+        other.mind_id = mind_id
+        other._routes = _core.Routes(mind_id, self._token)
+        other._owns_http = False
+        return other
+
+    def _run(self, call: Call[T]) -> T:
+        url = self.base_url + call.path
+        headers = _core.headers_for(call, self._token, self._headers)
+        content = call.content()
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, url, params=call.params, content=content, headers=headers
+                )
+            except httpx.TransportError as exc:
+                failure = _core.network_error(exc, call, self.base_url)
+                wait = self.retry.wait(attempt, None) if _core.may_resend(call, exc) else None
+                if wait is None:
+                    raise failure from None
+            else:
+                if response.is_success:
+                    return call.read(response)
+                error: SynapseError = _core.error_of(response)
+                wait = (
+                    self.retry.wait(attempt, error.retry_after) if _core.should_retry(call, error) else None
+                )
+                if wait is None:
+                    raise error
+            time.sleep(wait)
+            attempt += 1
+
+    # ------------------------------------------------------------------ structured memory
+
+    def store(
+        self,
+        category: Category,
+        key: str,
+        content: str,
+        *,
+        tags: Sequence[str] | None = None,
+        priority: Priority | None = None,
+        confidence: float | None = None,
+        expires_at: datetime | str | None = None,
+        mind_id: str | None = None,
+    ) -> Memory:
+        """`POST /memory`: create, or update the memory with the same (category, key)."""
+        return self._run(
+            self._routes.store(category, key, content, tags, priority, confidence, expires_at, mind_id)
+        )
+
+    def get(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
+        """`GET /memory/{id}`."""
+        return self._run(self._routes.get(memory_id, mind_id))
+
+    def list(
+        self,
+        *,
+        category: Category | None = None,
+        tag: str | None = None,
+        source: str | None = None,
+        verified: bool | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        mind_id: str | None = None,
+    ) -> MemoryPage:
+        """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all."""
+        return self._run(self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id))
+
+    def iter_memories(
+        self,
+        *,
+        category: Category | None = None,
+        tag: str | None = None,
+        source: str | None = None,
+        verified: bool | None = None,
+        page_size: int = 100,
+        mind_id: str | None = None,
+    ) -> Iterator[Memory]:
+        """Every memory matching the filters, page after page of `GET /memory`."""
+        cursor: str | None = None
+        while True:
+            page = self.list(
+                category=category,
+                tag=tag,
+                source=source,
+                verified=verified,
+                limit=page_size,
+                cursor=cursor,
+                mind_id=mind_id,
+            )
+            yield from page.memories
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | Unset = UNSET,
+        tags: Sequence[str] | Unset = UNSET,
+        priority: Priority | Unset = UNSET,
+        confidence: float | Unset | None = UNSET,
+        expires_at: datetime | str | Unset | None = UNSET,
+        mind_id: str | None = None,
+    ) -> Memory:
+        """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry)."""
+        fields: dict[str, Any] = {
+            "content": content,
+            "tags": tags,
+            "priority": priority,
+            "confidence": confidence,
+            "expires_at": expires_at,
+        }
+        return self._run(self._routes.update(memory_id, fields, mind_id))
+
+    def delete(self, memory_id: str, *, mind_id: str | None = None) -> None:
+        """`DELETE /memory/{id}` (its history goes too)."""
+        return self._run(self._routes.delete(memory_id, mind_id))
+
+    def verify(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
+        """`POST /memory/{id}/verify` (users only: an API key gets `Forbidden`)."""
+        return self._run(self._routes.verify(memory_id, mind_id))
+
+    def history(self, memory_id: str, *, mind_id: str | None = None) -> Versions:
+        """`GET /memory/{id}/history`: the current version first, then older ones."""
+        return self._run(self._routes.history(memory_id, mind_id))
+
+    def restore(self, memory_id: str, version: int, *, mind_id: str | None = None) -> Memory:
+        """`POST /memory/{id}/restore`: that version's content, as a new version."""
+        return self._run(self._routes.restore(memory_id, version, mind_id))
+
+    def by_tag(self, tag: str, *, mind_id: str | None = None) -> Memories:
+        """`GET /memory/by-tag`: every live memory with the tag, priority first."""
+        return self._run(self._routes.by_tag(tag, mind_id))
+
+    def search(
+        self, q: str, tag: str | None = None, *, limit: int | None = None, mind_id: str | None = None
+    ) -> Scored:
+        """`GET /memory/search`: full-text search, ranked (each memory has `.score`)."""
+        return self._run(self._routes.search(q, tag, limit, mind_id))
+
+    def expiring(self, within: str | timedelta | None = None, *, mind_id: str | None = None) -> Memories:
+        """`GET /memory/expiring`: memories expiring within `within` ("30m", "24h", "7d", a timedelta)."""
+        return self._run(self._routes.expiring(within, mind_id))
+
+    def recall_text(
+        self,
+        *,
+        category: Category | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        mind_id: str | None = None,
+    ) -> str:
+        """`GET /memory/recall`: the plain-text block for an LLM's context."""
+        return self._run(self._routes.recall_text(category, tag, limit, mind_id))
+
+    # ------------------------------------------------------------------ conversational memory
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        category: Category | None = None,
+        tags: Sequence[str] | None = None,
+        mind_id: str | None = None,
+    ) -> RecallResult:
+        """`POST /memory/recall`: `.memories` (each with `.text`, `.score`) and `.identity`."""
+        return self._run(self._routes.recall(query, limit, category, tags, mind_id))
+
+    def ingest(
+        self,
+        session_id: str,
+        messages: Iterable[MessageLike],
+        *,
+        idempotency_key: str | None = None,
+        mind_id: str | None = None,
+    ) -> IngestResult:
+        """`POST /memory/ingest`: store the turns and extract memories from them.
+
+        Sent with an `Idempotency-Key` (a new uuid4 unless given; the same one on every retry of this
+        call), so a retry never ingests twice. Pass your chat message's id to make retries across
+        processes safe too.
+        """
+        return self._run(self._routes.ingest(session_id, messages, idempotency_key, mind_id))
+
+    def summarize(
+        self,
+        session_id: str,
+        messages: Iterable[MessageLike] | None = None,
+        *,
+        mind_id: str | None = None,
+    ) -> SummaryResult:
+        """`POST /memory/summarize`: the given messages, or the session's last stored ones."""
+        return self._run(self._routes.summarize(session_id, messages, mind_id))
+
+    def context(
+        self,
+        query: str,
+        session_id: str | None = None,
+        *,
+        limit: int | None = None,
+        recent: int | None = None,
+        mind_id: str | None = None,
+    ) -> ContextResult:
+        """`POST /memory/context`: identity, memories, summary, recent turns and `.prompt` for one turn."""
+        return self._run(self._routes.context(query, session_id, limit, recent, mind_id))
+
+    def summaries(self, session_id: str, *, mind_id: str | None = None) -> Chunks:
+        """`GET /memory/summaries/{sessionId}`: the session's summary chunks, oldest first."""
+        return self._run(self._routes.summaries(session_id, mind_id))
+
+    def identity(self, user_id: str | None = None, *, mind_id: str | None = None) -> IdentityResult:
+        """`GET /memory/identity/{userId}`; `user_id` defaults to a JWT's `sub` (an API key must pass it)."""
+        return self._run(self._routes.identity(user_id, mind_id))
+
+    # ------------------------------------------------------------------ minds (users only)
+
+    def create_mind(self, name: str, description: str | None = None) -> MindCreated:
+        """`POST /minds` (`Conflict` if the name is taken)."""
+        return self._run(self._routes.create_mind(name, description))
+
+    def minds(self) -> Minds:
+        """`GET /minds`: every mind, `default` first, with its number of memories."""
+        return self._run(self._routes.minds())
+
+    def delete_mind(self, mind_id: str) -> None:
+        """`DELETE /minds/{mindId}`: the mind, its memories, sessions, summaries and keys."""
+        return self._run(self._routes.delete_mind(mind_id))
+
+    # ------------------------------------------------------------------ keys, providers, privacy (users only)
+
+    def create_key(self, name: str, scopes: Sequence[Scope], mind_id: str | None = None) -> ApiKeyCreated:
+        """`POST /keys`: `.key` is the plain key, shown once; `mind_id` makes a Mind Key for that mind."""
+        return self._run(self._routes.create_key(name, scopes, mind_id))
+
+    def keys(self) -> Keys:
+        """`GET /keys`: hints only."""
+        return self._run(self._routes.keys())
+
+    def revoke_key(self, key_id: str) -> None:
+        """`DELETE /keys/{keyId}`."""
+        return self._run(self._routes.revoke_key(key_id))
+
+    def set_provider(self, provider: str, api_key: str) -> Provider:
+        """`PUT /providers/{provider}`: store your own model key (KMS-encrypted; `gemini`)."""
+        return self._run(self._routes.set_provider(provider, api_key))
+
+    def providers(self) -> Providers:
+        """`GET /providers`: hints only."""
+        return self._run(self._routes.providers())
+
+    def delete_provider(self, provider: str) -> None:
+        """`DELETE /providers/{provider}`."""
+        return self._run(self._routes.delete_provider(provider))
+
+    def export(self) -> Export:
+        """`GET /me/export`: everything stored for the user, every mind."""
+        return self._run(self._routes.export())
+
+    def delete_me(self) -> int:
+        """`DELETE /me`: delete everything stored for the user; the number of items deleted."""
+        return self._run(self._routes.delete_me())
+
+    def health(self) -> Health:
+        """`GET /health` (no token needed)."""
+        return self._run(self._routes.health())

@@ -1,0 +1,249 @@
+"""The answers of the API as pydantic models, with the contract's field names (API.md).
+
+Every model keeps fields the server adds later (`extra="allow"`), and text enums are plain `str` in
+answers, so a newer server never breaks an older client. Timestamps are `datetime` in UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ApiKey",
+    "ApiKeyCreated",
+    "Category",
+    "ContextResult",
+    "Export",
+    "Health",
+    "IdentityResult",
+    "IngestResult",
+    "Memory",
+    "MemoryPage",
+    "MemoryVersion",
+    "Message",
+    "Mind",
+    "MindCreated",
+    "Priority",
+    "Provider",
+    "RecallResult",
+    "RecalledMemory",
+    "RecentMessage",
+    "Role",
+    "Scope",
+    "ScoredMemory",
+    "SummaryChunk",
+    "SummaryResult",
+]
+
+Category = Literal["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
+Priority = Literal["low", "normal", "high", "critical"]
+Role = Literal["user", "assistant", "system", "tool"]
+Scope = Literal["memory:read", "memory:write"]
+
+
+class Answer(BaseModel):
+    """Base of every answer model: unknown fields are kept, names populate by field or alias."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Memory(Answer):
+    """The memory object."""
+
+    id: str
+    category: str
+    key: str
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    priority: str = "normal"
+    source: str
+    verified: bool
+    confidence: float
+    expires_at: datetime | None = None
+    user_id: str
+    session_id: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    version: int = 1
+    mind_id: str = "default"
+
+
+class ScoredMemory(Memory):
+    """A memory found by `GET /memory/search`, with its rank score."""
+
+    score: float
+
+
+class MemoryPage(Answer):
+    """One page of `GET /memory` (or of by-tag when paged): pass `next_cursor` for the next one."""
+
+    memories: list[Memory]
+    next_cursor: str | None = None
+
+
+class MemoryVersion(Answer):
+    """One kept version of a memory (`GET /memory/{id}/history`)."""
+
+    version: int
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    priority: str
+    source: str
+    verified: bool
+    confidence: float
+    expires_at: datetime | None = None
+    updated_at: datetime
+    change: str
+
+
+class RecalledMemory(Answer):
+    """A memory as recall and context answer it: `text` is its content, `type` its category."""
+
+    id: str
+    text: str
+    type: str
+    key: str
+    score: float
+    priority: str
+    verified: bool
+    created_at: datetime
+
+
+class RecallResult(Answer):
+    """`POST /memory/recall`."""
+
+    memories: list[RecalledMemory]
+    identity: str | None = None
+
+
+class RecentMessage(Answer):
+    role: str
+    content: str
+    created_at: datetime
+
+
+class ContextResult(Answer):
+    """`POST /memory/context`: what one chat turn needs; `prompt` is ready for a system prompt."""
+
+    identity: str | None = None
+    memories: list[RecalledMemory] = Field(default_factory=list)
+    summary: str | None = None
+    recent: list[RecentMessage] = Field(default_factory=list)
+    prompt: str
+
+
+class IngestResult(Answer):
+    """`POST /memory/ingest`."""
+
+    nuggets_created: int
+    nuggets_updated: int
+    skipped_transient: int
+    identity_updated: bool
+    nuggets: list[Memory] = Field(default_factory=list)
+    overwrote_user: list[str] = Field(default_factory=list)
+
+
+class SummaryResult(Answer):
+    """`POST /memory/summarize`."""
+
+    summary: str
+    chunk_id: str
+
+
+class SummaryChunk(Answer):
+    """One of `GET /memory/summaries/{sessionId}`."""
+
+    chunk_id: str
+    summary: str
+    msg_count: int
+    created_at: datetime
+
+
+class IdentityResult(Answer):
+    """`GET /memory/identity/{userId}`; `user_id` is the answer's `userId`."""
+
+    user_id: str = Field(alias="userId")
+    identity: str | None = None
+
+
+class MindCreated(Answer):
+    """`POST /minds`."""
+
+    mind_id: str
+    name: str
+    description: str | None = None
+    created_at: datetime
+
+
+class Mind(MindCreated):
+    """One of `GET /minds`, with its number of memories."""
+
+    memories: int = 0
+
+
+class ApiKeyCreated(Answer):
+    """`POST /keys`: `key` is the plain key, shown this once."""
+
+    key_id: str
+    key: str
+    name: str
+    scopes: list[str]
+    created_at: datetime
+    mind_id: str = "default"
+
+    def __repr__(self) -> str:  # the plain key stays out of reprs and logs
+        return (
+            f"ApiKeyCreated(key_id={self.key_id!r}, name={self.name!r}, scopes={self.scopes!r}, "
+            f"mind_id={self.mind_id!r}, key='…')"
+        )
+
+    __str__ = __repr__
+
+
+class ApiKey(Answer):
+    """One of `GET /keys`: a hint, never the key."""
+
+    key_id: str
+    name: str
+    scopes: list[str]
+    hint: str
+    created_at: datetime
+    mind_id: str = "default"
+
+
+class Provider(Answer):
+    """A stored provider key, as a hint (`PUT /providers/{p}`, `GET /providers`)."""
+
+    provider: str
+    hint: str
+    updated_at: datetime
+
+
+class Health(Answer):
+    status: str
+
+
+class Export(Answer):
+    """`GET /me/export`: everything stored for the user (keys and provider keys as hints only)."""
+
+    memories: list[Memory] = Field(default_factory=list)
+    history: dict[str, list[MemoryVersion]] = Field(default_factory=dict)
+    identity: str | None = None
+    summaries: list[dict[str, Any]] = Field(default_factory=list)
+    sessions: list[dict[str, Any]] = Field(default_factory=list)
+    minds: list[MindCreated] = Field(default_factory=list)
+    identities: dict[str, str] = Field(default_factory=dict)
+    keys: list[ApiKey] = Field(default_factory=list)
+    providers: list[Provider] = Field(default_factory=list)
+
+
+class Message(BaseModel):
+    """One conversation message for ingest and summarize (a dict `{"role", "content"}` works too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: str

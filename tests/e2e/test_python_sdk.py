@@ -1,0 +1,358 @@
+"""The Python SDK (`synapse_memory`, clients/python) against the real local server (`python -m local`).
+
+Every test is a new user (a JWT for a fresh `sub`), so the tests share the session's server and not
+its data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from synapse_memory import (
+    AsyncSynapse,
+    Conflict,
+    Forbidden,
+    Message,
+    NotFound,
+    Synapse,
+    Unauthorized,
+    ValidationError,
+)
+from tests.e2e.conftest import LocalServer
+
+TIMEOUT = 60.0
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def uid(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def user(local_server: LocalServer) -> Iterator[tuple[str, Synapse]]:
+    """A new user, and a client with their JWT."""
+    user_id = uid("sdk")
+    with Synapse(local_server.url, token=local_server.make_jwt(user_id), timeout=TIMEOUT) as client:
+        yield user_id, client
+
+
+def agent_of(
+    local_server: LocalServer, mem: Synapse, scopes: list[str], mind_id: str | None = None
+) -> Synapse:
+    key = mem.create_key(uid("bot"), scopes, mind_id=mind_id)  # type: ignore[arg-type]
+    return Synapse(local_server.url, token=key.key, timeout=TIMEOUT)
+
+
+def test_structured_memory_store_update_get_list_verify_history_restore_delete(
+    local_server: LocalServer, user: tuple[str, Synapse]
+) -> None:
+    user_id, mem = user
+    first = mem.store(
+        "project", "synapse_status", "v1.5.0 deployed on vps1", tags=["Synapse", "deploy"], priority="high"
+    )
+    assert (first.source, first.verified, first.confidence, first.version) == ("user", True, 1.0, 1)
+    assert first.tags == ["synapse", "deploy"] and first.user_id == user_id and first.mind_id == "default"
+
+    # the same (category, key) again is an update of the same memory
+    again = mem.store("project", "synapse_status", "v1.6.0 deployed, CI green")
+    assert again.id == first.id and again.version == 2 and again.created_at == first.created_at
+    assert again.priority == "high"  # kept: not sent
+    assert mem.get(first.id).content == "v1.6.0 deployed, CI green"
+
+    # an agent's update makes it unverified; only a user verifies
+    with agent_of(local_server, mem, ["memory:read", "memory:write"]) as bot:
+        changed = bot.update(first.id, content="v1.7.0 rolled out", tags=["synapse"])
+        assert (changed.source, changed.verified, changed.confidence) == ("agent", False, 0.7)
+        with pytest.raises(Forbidden) as refused:
+            bot.verify(first.id)
+        assert (refused.value.status, refused.value.code) == (403, "forbidden")
+    verified = mem.verify(first.id)
+    assert verified.verified is True and verified.version == 4
+
+    # history: newest first, down to version 1; restore makes a new version with the old text
+    versions = mem.history(first.id)
+    assert [v.version for v in versions] == [4, 3, 2, 1]
+    assert versions[-1].content == "v1.5.0 deployed on vps1" and versions[-1].change == "created"
+    assert versions[0].change == "verified"
+    restored = mem.restore(first.id, 1)
+    assert (restored.content, restored.version, restored.source) == ("v1.5.0 deployed on vps1", 5, "user")
+    with pytest.raises(NotFound):
+        mem.restore(first.id, 99)
+
+    # expiry: set, listed as expiring, cleared
+    tomorrow = datetime.now(UTC) + timedelta(days=1)
+    soon = mem.update(first.id, expires_at=tomorrow)
+    assert soon.expires_at is not None and abs((soon.expires_at - tomorrow).total_seconds()) < 2
+    assert [m.id for m in mem.expiring("2d")] == [first.id]
+    assert mem.expiring(timedelta(hours=1)) == []
+    assert mem.update(first.id, expires_at=None).expires_at is None
+
+    # list pages with a cursor; iter_memories walks them all
+    for i in range(5):
+        mem.store("note", f"note_{i}", f"Note number {i}", tags=["notes"])
+    page = mem.list(category="note", limit=2)
+    assert len(page.memories) == 2 and page.next_cursor
+    seen = [m.id for m in page.memories]
+    while page.next_cursor:
+        page = mem.list(category="note", limit=2, cursor=page.next_cursor)
+        seen += [m.id for m in page.memories]
+    assert len(seen) == len(set(seen)) == 5
+    assert sorted(m.key for m in mem.iter_memories(category="note", page_size=2)) == [
+        f"note_{i}" for i in range(5)
+    ]
+    assert {m.key for m in mem.list(verified=True, limit=100).memories} >= {"synapse_status", "note_0"}
+
+    # delete: gone, and a second delete is a 404
+    mem.delete(first.id)
+    with pytest.raises(NotFound) as missing:
+        mem.get(first.id)
+    assert (missing.value.status, missing.value.code) == (404, "not_found")
+    with pytest.raises(NotFound):
+        mem.delete(first.id)
+
+
+def test_search_by_tag_and_both_recalls(user: tuple[str, Synapse]) -> None:
+    user_id, mem = user
+    mem.store("identity", "user_name", "Michael Schäfer", tags=["person"], priority="critical")
+    mem.store("preference", "favourite_food", "ชอบกินข้าวมันไก่ร้านประตูน้ำ", tags=["food"])
+    mem.store("project", "swarm", "Docker swarm cluster on three nodes", tags=["docker", "infra"])
+
+    found = mem.search("ข้าวมันไก่")
+    assert [m.key for m in found] == ["favourite_food"] and found[0].score > 0
+    assert [m.key for m in mem.search("swarm", tag="docker")] == ["swarm"]
+    assert mem.search("swarm", tag="food") == []
+    assert [m.key for m in mem.by_tag("DOCKER")] == ["swarm"]
+
+    recalled = mem.recall("what food do they like?", limit=3)
+    assert recalled.memories and any("ข้าวมันไก่" in m.text for m in recalled.memories)
+    assert "Michael Schäfer" in (recalled.identity or "")
+    top = recalled.memories[0]
+    assert top.type in {"identity", "preference", "project"} and top.key
+    only = mem.recall("cluster", limit=5, category="project")
+    assert [m.type for m in only.memories] == ["project"]
+
+    text = mem.recall_text()
+    assert text.startswith(f"Mind: {user_id}\n")
+    assert text.index("user_name") < text.index("favourite_food")  # critical first
+    assert "swarm" in mem.recall_text(tag="docker") and "user_name" not in mem.recall_text(tag="docker")
+
+
+def test_ingest_thai_and_english_then_recall_context_summaries_identity(user: tuple[str, Synapse]) -> None:
+    user_id, mem = user
+    session = uid("s")
+    out = mem.ingest(
+        session,
+        [
+            {"role": "user", "content": "ผมชื่อสมชาย อยู่เชียงใหม่"},
+            Message(role="assistant", content="ยินดีที่ได้รู้จักครับ"),
+            {"role": "user", "content": "ขอบคุณ"},
+            {"role": "user", "content": "I moved to Berlin and I work as a nurse"},
+        ],
+    )
+    assert out.nuggets_created >= 2 and out.skipped_transient >= 1 and out.identity_updated
+    assert len(out.nuggets) == out.nuggets_created + out.nuggets_updated
+    assert {(n.source, n.verified) for n in out.nuggets} == {("agent", False)}
+    said = " ".join(n.content for n in out.nuggets)
+    assert "สมชาย" in said and "nurse" in said
+
+    # a retry under the same Idempotency-Key is the same ingest (the first answer, nothing new)
+    turn = [{"role": "user", "content": "I prefer dark theme"}]
+    once = mem.ingest(session, turn, idempotency_key="turn-7")
+    twice = mem.ingest(session, turn, idempotency_key="turn-7")
+    assert twice.model_dump() == once.model_dump()
+
+    found = mem.recall("what is his job?", limit=3)
+    assert any("nurse" in m.text for m in found.memories), found
+    assert "สมชาย" in (found.identity or "")
+    ident = mem.identity()
+    assert ident.user_id == user_id and "สมชาย" in (ident.identity or "")
+    assert mem.identity(user_id).identity == ident.identity
+
+    # one chat turn's context: identity, memories, recent messages, and the prompt block
+    ctx = mem.context("Where do I live now?", session_id=session, limit=3, recent=2)
+    assert ctx.prompt.startswith("Identity:") and "Recent messages:" in ctx.prompt
+    assert ctx.identity and "สมชาย" in ctx.identity
+    assert len(ctx.recent) == 2 and ctx.recent[-1].content == "I prefer dark theme"
+    assert 1 <= len(ctx.memories) <= 3 and ctx.summary is None
+    assert mem.context("anything", recent=0).recent == []
+
+    # summaries: none yet, then one on demand
+    assert mem.summaries(session) == []
+    summary = mem.summarize(session)
+    assert summary.chunk_id == f"sum:{session}:chunk_1" and summary.summary.strip()
+    given = mem.summarize(session, [{"role": "user", "content": "We agreed to meet on Friday in Berlin"}])
+    assert given.chunk_id == f"sum:{session}:chunk_2"
+    chunks = mem.summaries(session)
+    assert [c.chunk_id for c in chunks] == [summary.chunk_id, given.chunk_id] and chunks[0].msg_count > 0
+    assert mem.context("Friday plans", session_id=session).summary == given.summary
+
+
+def test_minds_per_client_per_call_and_a_mind_key_refusing_another_mind(
+    local_server: LocalServer, user: tuple[str, Synapse]
+) -> None:
+    user_id, mem = user
+    mind = mem.create_mind("Support bot", description="tickets")
+    assert mind.mind_id.startswith("m_") and mind.description == "tickets"
+    with pytest.raises(Conflict) as taken:
+        mem.create_mind("support BOT")
+    assert (taken.value.status, taken.value.code) == (409, "conflict")
+
+    # per call, and per client (with_mind): the memory lives in that mind only
+    there = mem.store("fact", "queue", "Tickets go to L2 after 24 h", tags=["tickets"], mind_id=mind.mind_id)
+    assert there.mind_id == mind.mind_id
+    assert mem.by_tag("tickets") == []
+    bot_view = mem.with_mind(mind.mind_id)
+    assert [m.key for m in bot_view.by_tag("tickets")] == ["queue"]
+    assert bot_view.get(there.id).content == "Tickets go to L2 after 24 h"
+    with pytest.raises(NotFound):
+        mem.get(there.id)
+    assert bot_view.recall_text().startswith("Mind: Support bot\n")
+    assert mem.recall_text().startswith(f"Mind: {user_id}\n")
+    with pytest.raises(NotFound):
+        mem.list(mind_id="m_000000000000")
+
+    minds = mem.minds()
+    assert [m.mind_id for m in minds] == ["default", mind.mind_id]
+    assert minds[1].memories == 1 and minds[1].name == "Support bot"
+
+    # a Mind Key acts in its mind; naming another mind is 403
+    with agent_of(local_server, mem, ["memory:read", "memory:write"], mind_id=mind.mind_id) as bot:
+        assert [m.key for m in bot.list().memories] == ["queue"]
+        with pytest.raises(Forbidden) as refused:
+            bot.list(mind_id="default")
+        assert refused.value.status == 403
+        with pytest.raises(Forbidden):
+            bot.with_mind("default").store("fact", "x", "y")
+        # deleting the mind deletes its keys: the bot is refused at once
+        mem.delete_mind(mind.mind_id)
+        with pytest.raises(Unauthorized):
+            bot.list()
+    assert [m.mind_id for m in mem.minds()] == ["default"]
+    with pytest.raises(Conflict):
+        mem.delete_mind("default")
+
+
+def test_keys_providers_export_and_delete_me(local_server: LocalServer, user: tuple[str, Synapse]) -> None:
+    _, mem = user
+    mem.store("fact", "home_city", "Lives in Chiang Mai")
+    made = mem.create_key("read-only bot", ["memory:read"])
+    assert made.key.startswith("gts_live_") and made.scopes == ["memory:read"] and made.mind_id == "default"
+    listed = mem.keys()
+    assert [k.key_id for k in listed] == [made.key_id] and made.key not in repr(listed)
+    with Synapse(local_server.url, token=made.key) as reader:
+        assert [m.key for m in reader.list().memories] == ["home_city"]
+        with pytest.raises(Forbidden):
+            reader.store("fact", "x", "y")  # no memory:write
+        with pytest.raises(Forbidden):
+            reader.keys()  # user only
+        with pytest.raises(ValueError, match="user_id"):
+            reader.identity()
+        mem.revoke_key(made.key_id)
+        with pytest.raises(Unauthorized):
+            reader.list()
+    assert mem.keys() == []
+
+    stored = mem.set_provider("gemini", "AIzaSyExampleExampleExample9xYz")
+    assert stored.provider == "gemini" and stored.hint.endswith("9xYz") and "Example" not in stored.hint
+    assert [p.provider for p in mem.providers()] == ["gemini"]
+    mem.delete_provider("gemini")
+    assert mem.providers() == []
+
+    export = mem.export()
+    assert [m.key for m in export.memories] == ["home_city"]
+    assert export.identity is None or isinstance(export.identity, str)
+    assert mem.delete_me() >= 1
+    assert mem.list().memories == []
+
+
+def test_errors_map_to_their_exceptions(local_server: LocalServer, user: tuple[str, Synapse]) -> None:
+    _, mem = user
+    with pytest.raises(ValidationError) as bad:
+        mem.store("fact", "Not A Key!", "content")
+    err = bad.value
+    assert (err.status, err.code) == (422, "validation_error")
+    assert any(d["loc"][-1] == "key" for d in err.details), err.details
+    with pytest.raises(ValidationError):
+        mem.update("whatever", content="x", tags=[" "])
+    with pytest.raises(NotFound):
+        mem.get(str(uuid.uuid4()))
+
+    token = "not-a-token-at-all"
+    with Synapse(local_server.url, token=token) as stranger, pytest.raises(Unauthorized) as refused:
+        stranger.list()
+    assert (refused.value.status, refused.value.code) == (401, "unauthorized")
+    assert token not in str(refused.value) and token not in repr(refused.value)
+    with Synapse(local_server.url) as anonymous:
+        assert anonymous.health().status == "ok"
+        with pytest.raises(Unauthorized):
+            anonymous.recall("anything")
+
+
+def test_the_async_client_main_path(local_server: LocalServer) -> None:
+    user_id = uid("sdka")
+
+    async def main() -> None:
+        async with AsyncSynapse(
+            local_server.url, token=local_server.make_jwt(user_id), timeout=TIMEOUT
+        ) as mem:
+            stored = await mem.store("identity", "user_name", "Somchai Jaidee", priority="critical")
+            assert (await mem.get(stored.id)).content == "Somchai Jaidee"
+            session = uid("s")
+            out = await mem.ingest(
+                session, [{"role": "user", "content": "I moved to Berlin and I work as a nurse"}]
+            )
+            assert out.nuggets_created >= 1
+            recalled, ctx = await asyncio.gather(
+                mem.recall("what is the job?", limit=3), mem.context("where do I live?", session_id=session)
+            )
+            assert any("nurse" in m.text for m in recalled.memories)
+            assert "Somchai Jaidee" in ctx.prompt and ctx.recent
+            keys = [m.key async for m in mem.iter_memories(category="identity", page_size=1)]
+            assert "user_name" in keys and len(keys) == len(set(keys)) >= 2
+            mind = await mem.create_mind("async mind")
+            await mem.with_mind(mind.mind_id).store("fact", "k1", "in the other mind")
+            assert [m.key for m in (await mem.list(mind_id=mind.mind_id)).memories] == ["k1"]
+            with pytest.raises(NotFound):
+                await mem.get(str(uuid.uuid4()))
+            assert (await mem.recall_text()).startswith(f"Mind: {user_id}\n")
+            assert await mem.delete_me() >= 2
+
+    asyncio.run(main())
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_readme_examples_run_against_the_server(
+    local_server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The chat turn of clients/python/README.md and the five lines of README.md, as written, with the
+    server's URL and a new user's JWT in place of the placeholders (and a stand-in for the LLM)."""
+    token = local_server.make_jwt(uid("sdkdoc"))
+    chat_turn = python_blocks(ROOT / "clients" / "python" / "README.md")[0]
+    code = chat_turn.replace('"http://127.0.0.1:3000"', repr(local_server.url)).replace(
+        '"gts_live_..."', repr(token)
+    )
+    prompts: list[str] = []
+
+    def call_your_llm(system: str, user: str) -> str:
+        prompts.append(system)
+        return "ข้าวซอยครับ"
+
+    exec(compile(code, "clients/python/README.md", "exec"), {"call_your_llm": call_your_llm})
+    assert capsys.readouterr().out.strip() == "ข้าวซอยครับ" and prompts[0].startswith(
+        "What you know about the user:"
+    )
+
+    [five_lines] = [b for b in python_blocks(ROOT / "README.md") if "synapse_memory" in b]
+    code = five_lines.replace('"http://127.0.0.1:3000"', repr(local_server.url))
+    exec(compile(code, "README.md", "exec"), {"KEY": token})
+    assert "เชียงใหม่" in capsys.readouterr().out
