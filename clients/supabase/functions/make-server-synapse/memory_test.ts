@@ -138,6 +138,33 @@ Deno.test("background ingest by default, kept alive through waitUntil", async ()
   }
 });
 
+Deno.test("in Supabase's runtime, a background ingest is kept alive by EdgeRuntime.waitUntil", async () => {
+  const kept: Promise<unknown>[] = [];
+  const runtime = globalThis as { EdgeRuntime?: unknown };
+  runtime.EdgeRuntime = { waitUntil: (work: Promise<unknown>) => kept.push(work) };
+  try {
+    const app = new Hono().route("/m/memory", synapseMemory({ url: synapseUrl }));
+    const res = await app.request("/m/memory/ingest", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        prefer: "respond-async",
+      },
+      body: JSON.stringify({
+        sessionId: "edge-runtime",
+        messages: [{ role: "user", content: "I ride a blue Vespa to work" }],
+      }),
+    });
+    assertEquals(res.status, 202);
+    assertEquals((await res.json()).accepted, true);
+    assertEquals(kept.length, 1);
+    await Promise.all(kept);
+  } finally {
+    delete runtime.EdgeRuntime;
+  }
+});
+
 Deno.test("a gateway's non-envelope error is put in the envelope", async () => {
   const app = new Hono();
   app.route(
