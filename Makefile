@@ -20,7 +20,7 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_PATH := $(dir $(PYTHON)):$(PATH)
 export SAM_CLI_TELEMETRY ?= 0
 
-.PHONY: help venv sam-venv run invoke test lint build bench bench-locomo clean build-CommonLayer layer-deps layer-package
+.PHONY: help venv sam-venv run invoke test lint build bench bench-locomo clean ts-types build-CommonLayer layer-deps layer-package
 
 help:
 	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
@@ -29,6 +29,7 @@ help:
 	@echo "make lint         ruff, ruff format --check, mypy, cfn-lint"
 	@echo "make build        sam build (in its own virtual environment)"
 	@echo "make bench        recall/ingest benchmarks;  make bench-locomo  LoCoMo retrieval"
+	@echo "make ts-types     regenerate clients/typescript/src/schema.d.ts from GET /openapi.json"
 
 # ---------------------------------------------------------------- environments
 # The stamp depends on pyproject.toml: dependencies are re-installed only when it changes.
@@ -92,6 +93,11 @@ bench: venv
 
 bench-locomo: venv
 	"$(VENV)/bin/python" -m bench.locomo
+
+# The TypeScript client's types, from the document GET /openapi.json serves (the docs function run
+# once, offline), through openapi-typescript in Deno; tests/e2e/test_typescript_clients.py checks them.
+ts-types: venv
+	"$(VENV)/bin/python" clients/typescript/scripts/ts_types.py
 
 clean:
 	rm -rf "$(ROOT)/.aws-sam" "$(ROOT)/.pytest_cache" "$(ROOT)/.mypy_cache" "$(ROOT)/.ruff_cache"

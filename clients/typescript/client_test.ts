@@ -1,0 +1,174 @@
+/**
+ * The client against a running Synapse (the local server), driven by
+ * tests/e2e/test_typescript_clients.py, which passes:
+ *   SYNAPSE_URL        the local server
+ *   SYNAPSE_JWT        a JWT of a fresh user (SYNAPSE_USER_ID)
+ *   SYNAPSE_API_KEY    an agent API key (of another user)
+ */
+// node:assert, not jsr:@std/assert: only the npm registry is reachable from the test machines
+import assert from "node:assert/strict";
+import { jwtSubject, Synapse, SynapseError } from "./mod.ts";
+import type { Memory, RecallOut } from "./mod.ts";
+
+const env = (name: string): string => {
+  const value = Deno.env.get(name);
+  if (!value) {
+    throw new Error(`${name} is not set (run through tests/e2e/test_typescript_clients.py)`);
+  }
+  return value;
+};
+const baseUrl = env("SYNAPSE_URL");
+const userId = env("SYNAPSE_USER_ID");
+const synapse = new Synapse({ baseUrl, token: env("SYNAPSE_JWT") });
+const agent = new Synapse({ baseUrl, token: env("SYNAPSE_API_KEY") });
+
+const assertEquals: (actual: unknown, expected: unknown, message?: string) => void =
+  assert.deepStrictEqual;
+const assertMatch: (value: string, re: RegExp) => void = assert.match;
+
+async function failure(call: Promise<unknown>): Promise<SynapseError> {
+  try {
+    await call;
+  } catch (error) {
+    assert(error instanceof SynapseError, `not a SynapseError: ${error}`);
+    return error;
+  }
+  throw new assert.AssertionError({ message: "the call did not fail" });
+}
+
+Deno.test("a memory is stored, read, changed, listed, searched and recalled", async () => {
+  const stored: Memory = await synapse.memories.create({
+    category: "preference",
+    key: "editor_theme",
+    content: "Prefers the Solarized dark theme in every editor",
+    tags: ["Editor", "theme"],
+    priority: "high",
+  });
+  assertEquals(stored.user_id, userId);
+  assertEquals(stored.source, "user");
+  assertEquals(stored.tags, ["editor", "theme"]);
+  assertEquals((await synapse.memories.get(stored.id)).content, stored.content);
+
+  const changed = await synapse.memories.update(stored.id, {
+    content: "Prefers the Nord dark theme in every editor",
+  });
+  assertEquals(changed.version, 2);
+  const history = await synapse.memories.history(stored.id);
+  assertEquals(history.versions.map((v) => v.version), [2, 1]);
+  assertEquals((await synapse.memories.restore(stored.id, 1)).content, stored.content);
+
+  const listed = await synapse.memories.list({ category: "preference" });
+  assert(listed.memories.some((m) => m.id === stored.id));
+  const all: Memory[] = [];
+  for await (const m of synapse.memories.all({ limit: 1 })) all.push(m);
+  assert(all.some((m) => m.id === stored.id));
+  assert((await synapse.memories.byTag("EDITOR")).memories.some((m) => m.id === stored.id));
+  assert((await synapse.memories.search("solarized")).memories[0].score > 0);
+
+  const recalled: RecallOut = await synapse.recall({ query: "which editor theme?", limit: 3 });
+  assertEquals(recalled.memories[0].id, stored.id);
+  assertMatch(await synapse.recallText(), /editor_theme/);
+});
+
+Deno.test("a chat turn: ingest in Thai and English, then context and identity", async () => {
+  const sessionId = `ts-${crypto.randomUUID().slice(0, 8)}`;
+  const turn = {
+    sessionId,
+    messages: [
+      { role: "user" as const, content: "สวัสดีครับ ผมชื่อสมชาย อยู่เชียงใหม่" },
+      { role: "assistant" as const, content: "ยินดีที่ได้รู้จักครับคุณสมชาย" },
+      { role: "user" as const, content: "We are moving the billing service to Kubernetes" },
+      { role: "user" as const, content: "ขอบคุณ" },
+    ],
+  };
+  const ingested = await synapse.ingest(turn, { idempotencyKey: `${sessionId}-1` });
+  assert(ingested.nuggets_created >= 2, JSON.stringify(ingested));
+  assert(ingested.skipped_transient >= 1);
+  // the same Idempotency-Key is the same ingest: its first answer again
+  assertEquals(await synapse.ingest(turn, { idempotencyKey: `${sessionId}-1` }), ingested);
+
+  const identity = await synapse.identity(); // the JWT's sub
+  assertEquals(identity.userId, userId);
+  assertMatch(identity.identity ?? "", /สมชาย/);
+
+  const context = await synapse.context({ query: "Kubernetes billing", sessionId, recent: 5 });
+  assertMatch(context.memories[0].text, /Kubernetes/);
+  assertEquals(context.recent.length, 4);
+  assertMatch(context.prompt, /Identity:/);
+
+  const summary = await synapse.summarize({ sessionId });
+  assertMatch(summary.chunk_id, new RegExp(`^sum:${sessionId}:chunk_1$`));
+  assertEquals((await synapse.summaries(sessionId)).summaries.length, 1);
+});
+
+Deno.test("minds: a memory of one mind is not found from another", async () => {
+  const mind = await synapse.minds.create({ name: `ts mind ${crypto.randomUUID().slice(0, 6)}` });
+  const inMind = synapse.withMind(mind.mind_id);
+  const m = await inMind.memories.create({ category: "fact", key: "queue", content: "L2 queue" });
+  assertEquals(m.mind_id, mind.mind_id);
+  assertEquals((await synapse.memories.get(m.id, { mindId: mind.mind_id })).id, m.id);
+  assertEquals((await failure(synapse.memories.get(m.id))).code, "not_found");
+  assertEquals((await synapse.minds.list()).minds[0].mind_id, "default");
+  await synapse.minds.delete(mind.mind_id);
+  assertEquals((await failure(inMind.memories.list())).status, 404);
+});
+
+Deno.test("keys, providers and export", async () => {
+  const key = await synapse.keys.create({ name: "ts reader", scopes: ["memory:read"] });
+  assert(key.key.startsWith("gts_live_"));
+  const reader = new Synapse({ baseUrl, token: key.key });
+  await reader.memories.list();
+  const refused = await failure(
+    reader.memories.create({ category: "note", key: "x", content: "y" }),
+  );
+  assertEquals([refused.status, refused.code], [403, "forbidden"]);
+  assert((await synapse.keys.list()).keys.some((k) => k.key_id === key.key_id));
+  await synapse.keys.delete(key.key_id);
+  assertEquals((await failure(reader.memories.list())).code, "unauthorized");
+
+  assertEquals((await synapse.providers.list()).providers, []);
+  const exported = await synapse.export();
+  assert(exported.memories.length >= 1);
+});
+
+Deno.test("errors are SynapseError with the envelope's status, code, message and details", async () => {
+  const invalid = await failure(
+    synapse.memories.create({ category: "note", key: "Not A Key", content: "x" }),
+  );
+  assertEquals([invalid.status, invalid.code], [422, "validation_error"]);
+  assert(invalid.details.length >= 1 && invalid.details[0].loc.includes("key"), invalid.message);
+  assert(invalid.message.length > 0);
+
+  const missing = await failure(synapse.memories.get("00000000-0000-0000-0000-000000000000"));
+  assertEquals([missing.status, missing.code], [404, "not_found"]);
+
+  const badToken = await failure(new Synapse({ baseUrl, token: "nope" }).recall("x"));
+  assertEquals([badToken.status, badToken.code], [401, "unauthorized"]);
+  assertEquals(badToken.toEnvelope().error.code, "unauthorized");
+
+  const userOnly = await failure(agent.keys.list()); // an agent's API key: users only
+  assertEquals([userOnly.status, userOnly.code], [403, "forbidden"]);
+
+  const otherUser = await failure(synapse.recall({ query: "x", userId: "somebody-else" }));
+  assertEquals(otherUser.code, "forbidden");
+
+  // nothing listens there: no answer at all
+  const port = (() => {
+    const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+    const p = (l.addr as Deno.NetAddr).port;
+    l.close();
+    return p;
+  })();
+  const down = new Synapse({ baseUrl: `http://127.0.0.1:${port}`, token: "t", retries: 0 });
+  const unreachable = await failure(down.health());
+  assertEquals([unreachable.status, unreachable.code], [0, "network_error"]);
+});
+
+Deno.test("a token can be a function, and jwtSubject reads a JWT's sub", async () => {
+  let calls = 0;
+  const lazy = new Synapse({ baseUrl, token: () => (calls++, env("SYNAPSE_JWT")) });
+  assertEquals((await lazy.identity()).userId, userId);
+  assert(calls >= 1);
+  assertEquals(jwtSubject(env("SYNAPSE_JWT")), userId);
+  assertEquals(jwtSubject("gts_live_abc"), null);
+});
