@@ -56,6 +56,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP (Model Context Protocol), Streamable HTTP
+         * @description The [Model Context Protocol](https://modelcontextprotocol.io) for agents: point an MCP
+         *     host's Streamable HTTP transport here with `Authorization: Bearer <API key or JWT>` (and `X-Mind-Id`
+         *     to choose a mind). Stateless: no `Mcp-Session-Id`, no GET stream; every request is answered with JSON.
+         *
+         *     The body is one JSON-RPC 2.0 message: `initialize`, `tools/list`, `tools/call` (tools `remember`,
+         *     `recall`, `search`, `forget`, `context`), or a notification (answered 202 without a body). A tool that
+         *     fails (validation, not found, a scope the key lacks: a `memory:read` key may call `recall`, `search` and
+         *     `context` only) is a `result` with `isError: true`. A bad or missing token is 401 before any MCP
+         *     message is read.
+         */
+        post: operations["mcp_mcp_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me": {
         parameters: {
             query?: never;
@@ -537,6 +565,55 @@ export interface components {
         ApiKeyList: {
             /** Keys */
             keys: components["schemas"]["ApiKeyInfo"][];
+        };
+        /**
+         * McpAnswer
+         * @description The JSON-RPC 2.0 response to a request: `result`, or `error` for a failure of the protocol.
+         *     A tool that fails answers a `result` with `isError: true`.
+         */
+        McpAnswer: {
+            /**
+             * Jsonrpc
+             * @constant
+             */
+            jsonrpc: "2.0";
+            /** Id */
+            id: number | string | null;
+            /** Result */
+            result?: {
+                [key: string]: unknown;
+            } | null;
+            /** Error */
+            error?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * McpMessage
+         * @description A JSON-RPC 2.0 request or notification of the Model Context Protocol (`initialize`,
+         *     `tools/list`, `tools/call`, `notifications/initialized`, ...).
+         */
+        McpMessage: {
+            /**
+             * Jsonrpc
+             * @constant
+             */
+            jsonrpc: "2.0";
+            /** Method */
+            method: string;
+            /**
+             * Id
+             * @description Absent for a notification (answered 202)
+             */
+            id?: number | string | null;
+            /** Params */
+            params?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
         };
         /** Deleted */
         Deleted: {
@@ -1252,6 +1329,125 @@ export interface operations {
             };
             /** @description not_found: no API key with that id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcp_mcp_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response to the request (a protocol error: a JSON-RPC `error`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpAnswer"];
+                };
+            };
+            /** @description Accepted: the message was a notification */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: never for a scope (a tool the key's scopes do not allow answers isError); or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
