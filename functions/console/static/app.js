@@ -322,7 +322,7 @@ function fillMindSelect(select, chosen, counts) {
     ...state.minds.map((m) =>
       el("option", {
         value: m.mind_id,
-        text: counts ? `${m.name} (${m.memories})` : m.name,
+        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${m.memories})` : ""}`,
         selected: m.mind_id === chosen,
       }),
     ),
