@@ -20,12 +20,13 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_PATH := $(dir $(PYTHON)):$(PATH)
 export SAM_CLI_TELEMETRY ?= 0
 
-.PHONY: help venv sam-venv run invoke test lint build bench bench-locomo clean ts-types build-CommonLayer layer-deps layer-package
+.PHONY: help venv sam-venv browser run invoke test screenshots lint build bench bench-locomo clean ts-types build-CommonLayer layer-deps layer-package
 
 help:
 	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
 	@echo "make invoke FUNCTION=<logical id> EVENT=events/<file>.json   one function, once, like sam local invoke"
-	@echo "make test         the whole test suite (unit, integration, e2e)"
+	@echo "make test         the whole test suite (unit, integration, e2e, the console in a browser)"
+	@echo "make screenshots  the console's screenshots in docs/console/"
 	@echo "make lint         ruff, ruff format --check, mypy, cfn-lint"
 	@echo "make build        sam build (in its own virtual environment)"
 	@echo "make bench        recall/ingest benchmarks;  make bench-locomo  LoCoMo retrieval"
@@ -63,6 +64,26 @@ $(SAM_VENV)/.installed:
 
 sam-venv: $(SAM_VENV)/.installed
 
+# Debian's chromium (and a Thai font) for the console's browser tests, driven by Playwright for Python
+# (the dev group) with executable_path: `playwright install` is never run. Installed when missing, as
+# root or with sudo; when that cannot be done the browser tests skip and say why (in CI they fail).
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
+BROWSER_PACKAGES := chromium fonts-thai-tlwg
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo ">> no $(CHROMIUM) and no apt-get: the console's browser tests will be skipped (set CHROMIUM=/path/to/chromium)"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+	elif ! command -v sudo >/dev/null 2>&1; then \
+		echo ">> no $(CHROMIUM), not root and no sudo: the console's browser tests will be skipped (apt-get install chromium)"; exit 0; \
+	elif [ -t 0 ]; then SUDO="sudo"; else SUDO="sudo -n"; fi; \
+	echo ">> installing Debian's chromium for the console's browser tests: apt-get install $(BROWSER_PACKAGES)"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	$$SUDO apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES) >/dev/null 2>&1 \
+		|| { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); } \
+		|| echo ">> could not install chromium: the console's browser tests will be skipped (in CI they fail)"
+
 # ---------------------------------------------------------------- everyday targets
 run: venv
 	"$(VENV)/bin/python" -m local
@@ -75,8 +96,14 @@ invoke: venv
 		exit 2; fi
 	@"$(VENV)/bin/python" -m local.invoke --template "$(ROOT)/template.yaml" "$(FUNCTION)" "$(EVENT)"
 
-test: venv
+test: venv browser
 	"$(VENV)/bin/pytest"
+
+# the console's main views as PNGs in docs/console/ (committed; the browser tests otherwise write
+# them to a temporary directory)
+screenshots: venv browser
+	CONSOLE_SCREENSHOTS="$(ROOT)/docs/console" "$(VENV)/bin/pytest" -q -p no:cacheprovider \
+		tests/e2e/test_console_browser.py -k screenshots
 
 lint: venv
 	"$(VENV)/bin/ruff" check .

@@ -46,6 +46,9 @@ def _print_banner(b: Banner) -> None:
         lines.append(f"  {b.api_key}")
     else:
         lines.append("Agent API key: none was made (see the log above)")
+    # the token in the fragment: browsers never send it to the server, and the page removes it
+    lines.append("Memory console (signs in with the JWT above):")
+    lines.append(f"  {b.url}/console#token={b.jwt}")
     lines.append("Try:")
     lines.append(
         f"  curl -s -H \"Authorization: Bearer {b.jwt}\" -H 'content-type: application/json' "

@@ -54,6 +54,8 @@ ROUTES: dict[str, Route] = {
     "GET /health": Route("health", "public"),
     "GET /openapi.json": Route("docs", "public"),
     "GET /docs": Route("docs", "public"),
+    "GET /console": Route("console", "public"),
+    "GET /console/{asset}": Route("console", "public", path_params={"asset": "app.js"}),
     "POST /memory": Route(
         "memory_create",
         "write",

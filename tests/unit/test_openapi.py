@@ -242,3 +242,10 @@ def test_every_memory_conversation_and_mcp_operation_takes_x_mind_id_and_no_othe
         named = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
         path = label.split(" ", 1)[1]
         assert ("X-Mind-Id" in named) == (path.startswith("/memory") or path == "/mcp"), label
+
+
+def test_the_console_is_not_an_operation() -> None:
+    # GET /console and its files are a page for people (text/html, JS, CSS), not an operation for API
+    # clients: a client generated from the document gets no method for them, and schemathesis does not
+    # fuzz them (tests/integration/test_console.py and the browser tests cover them)
+    assert not [path for path in document()["paths"] if path.startswith("/console")]

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ROUTES: dict[str, set[tuple[str, str]]] = {
     "health": {("GET", "/health")},
     "docs": {("GET", "/openapi.json"), ("GET", "/docs")},
+    "console": {("GET", "/console"), ("GET", "/console/{asset}")},
     "memory_create": {("POST", "/memory")},
     "memory_list": {("GET", "/memory")},
     "memory_get": {("GET", "/memory/{id}")},
@@ -48,7 +49,14 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "authorizer": set(),
     "summarize_session": set(),
 }
-PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/openapi.json"), ("GET", "/docs")}
+PUBLIC_ROUTES = {
+    ("GET", "/health"),
+    ("GET", "/openapi.json"),
+    ("GET", "/docs"),
+    # the console's page and files: they hold no data (the browser signs in and calls the API)
+    ("GET", "/console"),
+    ("GET", "/console/{asset}"),
+}
 
 # Functions that must never write: only these policy templates are allowed on them.
 READ_ONLY = {
@@ -70,6 +78,7 @@ READ_ONLY = {
     "memory_recall",
     "health",
     "docs",
+    "console",
 }
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
@@ -170,7 +179,7 @@ def test_every_function_has_its_code(functions: dict[str, dict[str, Any]]) -> No
     assert not missing, "handlers without code:\n  " + "\n  ".join(missing)
 
 
-def test_only_health_and_docs_are_public(functions: dict[str, dict[str, Any]]) -> None:
+def test_only_health_docs_and_the_console_are_public(functions: dict[str, dict[str, Any]]) -> None:
     # Given every HttpApi event
     public: set[tuple[str, str]] = set()
     for res in functions.values():
@@ -180,7 +189,7 @@ def test_only_health_and_docs_are_public(functions: dict[str, dict[str, Any]]) -
             # When its Auth says Authorizer: NONE
             if (ev["Properties"].get("Auth") or {}).get("Authorizer") == "NONE":
                 public.add((ev["Properties"]["Method"], ev["Properties"]["Path"]))
-    # Then only liveness and the docs skip the authorizer
+    # Then only liveness, the docs and the console's static files skip the authorizer
     assert public == PUBLIC_ROUTES
 
 
@@ -224,7 +233,7 @@ def test_read_only_functions_cannot_write(functions: dict[str, dict[str, Any]], 
     names = _policy_names(props)
     # Then they are read-only policy templates, never CRUD, PutEvents, Encrypt or inline statements
     assert names <= READ_POLICIES, f"{dirname} has write-capable policies: {sorted(names - READ_POLICIES)}"
-    if dirname in {"health", "docs"}:
+    if dirname in {"health", "docs", "console"}:
         assert not names, f"{dirname} needs no AWS access"
 
 

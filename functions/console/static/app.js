@@ -1,0 +1,883 @@
+// Synapse console: one page over the public API, same origin, `Authorization: Bearer <user JWT>`.
+//
+// Rules this file keeps:
+// - data from the API is only ever text: textContent and createElement, never innerHTML (the page's
+//   Content-Security-Policy turns on Trusted Types, so an HTML sink would throw anyway);
+// - the token comes from the sign-in form or the URL fragment (#token=…, removed from the address bar
+//   at once), lives in this tab's sessionStorage at most, goes in the Authorization header only and
+//   is never logged or put in a URL.
+"use strict";
+
+const TOKEN_KEY = "synapse.console.token";
+const MIND_KEY = "synapse.console.mind";
+const PAGE = 25;
+
+const state = {
+  token: null,
+  claims: null,
+  mind: "default",
+  minds: [],
+  view: "memories",
+  search: null, // the query of the search shown, or null for the list
+  feed: null, // the list's paging: {stages, index, cursor, done}
+  history: null, // the memory whose history is shown
+  busy: false,
+};
+
+const $ = (id) => document.getElementById(id);
+
+// ---------------------------------------------------------------- elements (text only)
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = String(value);
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name in node && typeof value !== "string") node[name] = value;
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+// ---------------------------------------------------------------- the API
+
+class ApiError extends Error {
+  constructor(status, code, message, details, retryAfter) {
+    super(message || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || "";
+    this.details = Array.isArray(details) ? details : [];
+    this.retryAfter = retryAfter;
+  }
+}
+
+function mindRoute(path) {
+  return path === "/memory" || path.startsWith("/memory/") || path.startsWith("/memory?");
+}
+
+async function call(method, path, { body, query } = {}) {
+  if (tokenExpired(state.claims)) throw new ApiError(401, "unauthorized", "The token has expired.");
+  let url = path;
+  if (query) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") params.set(k, v);
+    const text = params.toString();
+    if (text) url += `?${text}`;
+  }
+  const headers = { Authorization: `Bearer ${state.token}`, Accept: "application/json" };
+  if (mindRoute(path) && state.mind) headers["X-Mind-Id"] = state.mind;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit",
+      redirect: "error",
+      referrerPolicy: "no-referrer",
+    });
+  } catch (err) {
+    throw new ApiError(0, "network", "The API could not be reached.");
+  }
+  if (response.status === 204) return null;
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch (err) {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    throw new ApiError(
+      response.status,
+      error.code,
+      error.message || (data && data.message),
+      error.details,
+      response.headers.get("Retry-After"),
+    );
+  }
+  return data;
+}
+
+function place(loc) {
+  // ["body", "tags", 0] -> "tags 1"; ["query", "limit"] -> "limit"
+  const parts = (loc || []).filter((p, i) => !(i === 0 && ["body", "query", "path", "header"].includes(p)));
+  return parts.map((p) => (typeof p === "number" ? `#${p + 1}` : p)).join(" ") || "the request";
+}
+
+function seconds(value, fallback) {
+  const n = Number.parseInt(value, 10);
+  return Number.isFinite(n) && n >= 0 ? `${n} second${n === 1 ? "" : "s"}` : fallback;
+}
+
+// What a person is told, for any failure: [sentence, detail lines]
+function explain(err) {
+  if (!(err instanceof ApiError)) return ["Something unexpected went wrong in the console. Reload the page and try again.", []];
+  const said = err.message ? ` (The API said: “${err.message}”)` : "";
+  switch (err.status) {
+    case 0:
+      return ["Cannot reach the Synapse API — check your connection (or that the server is running) and try again.", []];
+    case 400:
+      return [`The API could not read that request.${said}`, []];
+    case 401:
+      return ["Your sign-in has expired — sign in again.", []];
+    case 403:
+      return [`You are not allowed to do that.${said}`, []];
+    case 404:
+      return [`Not found — it may have been deleted, or it belongs to another mind.${said}`, []];
+    case 409:
+      return [`That conflicts with what is already stored.${said}`, []];
+    case 413:
+      return ["That is too large to send: the API accepts at most 256 KiB.", []];
+    case 422:
+      return [
+        "Some of what was entered is not accepted:",
+        err.details.length ? err.details.map((d) => `${place(d.loc)}: ${d.msg}`) : [err.message],
+      ];
+    case 429:
+      return [`Too many requests — wait ${seconds(err.retryAfter, "a moment")} and try again.`, []];
+    case 503:
+      return [
+        `The memory service is unavailable for a moment (its database or Gemini). Try again in ${seconds(err.retryAfter, "a few seconds")}.`,
+        [],
+      ];
+    default:
+      if (err.status >= 500) return ["Something went wrong on the server's side. Try again; if it keeps happening, tell whoever runs this Synapse.", []];
+      return [`The API answered ${err.status}.${said}`, []];
+  }
+}
+
+function notify(text, lines = [], ok = false) {
+  const notice = $("notice");
+  notice.replaceChildren(el("span", { text }));
+  if (lines.length) notice.append(el("ul", {}, lines.map((line) => el("li", { text: line }))));
+  notice.classList.toggle("ok", ok);
+  notice.setAttribute("role", ok ? "status" : "alert");
+  notice.hidden = false;
+}
+
+function clearNotice() {
+  $("notice").hidden = true;
+  $("notice").replaceChildren();
+}
+
+function fail(err) {
+  if (err instanceof ApiError && err.status === 401) {
+    signOut(explain(err)[0]);
+    return;
+  }
+  const [text, lines] = explain(err);
+  notify(text, lines);
+}
+
+// Run an action: one at a time for its button, every failure explained.
+async function act(button, work) {
+  if (button) button.disabled = true;
+  try {
+    await work();
+  } catch (err) {
+    fail(err);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- the token
+
+function decodeClaims(token) {
+  const parts = token.split(".");
+  if (parts.length !== 3) return null;
+  try {
+    const b64 = parts[1].replace(/-/g, "+").replace(/_/g, "/");
+    const bin = atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    const claims = JSON.parse(new TextDecoder().decode(bytes));
+    return claims && typeof claims === "object" ? claims : null;
+  } catch (err) {
+    return null;
+  }
+}
+
+function tokenExpired(claims) {
+  return Boolean(claims && typeof claims.exp === "number" && claims.exp * 1000 <= Date.now());
+}
+
+function tokenFromFragment() {
+  const hash = window.location.hash;
+  if (!hash || hash.length < 2) return null;
+  const params = new URLSearchParams(hash.slice(1));
+  const token = params.get("token");
+  if (token === null) return null;
+  // out of the address bar (and of this entry of the history) before anything else happens
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(null, "", window.location.pathname + window.location.search + (rest ? `#${rest}` : ""));
+  return token.trim();
+}
+
+function signOut(message) {
+  state.token = null;
+  state.claims = null;
+  try {
+    sessionStorage.removeItem(TOKEN_KEY);
+  } catch (err) {
+    /* storage may be off */
+  }
+  $("app").hidden = true;
+  $("who").hidden = true;
+  clearNotice();
+  $("signin").hidden = false;
+  const msg = $("signin-message");
+  msg.textContent = message || "";
+  msg.hidden = !message;
+  $("token").value = "";
+  $("token").focus();
+}
+
+async function signIn(token) {
+  token = (token || "").trim();
+  const claims = decodeClaims(token);
+  if (!claims) {
+    signOut(
+      token.startsWith("gts_")
+        ? "That is an agent's API key. The console needs a user's sign-in: paste a JWT."
+        : "That does not look like a JWT (three parts separated by dots). Paste the whole token.",
+    );
+    return;
+  }
+  if (tokenExpired(claims)) {
+    signOut("Your sign-in has expired — sign in again.");
+    return;
+  }
+  state.token = token;
+  state.claims = claims;
+  try {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  } catch (err) {
+    /* storage may be off: the token then lives in this page only */
+  }
+  try {
+    await loadMinds();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      signOut(explain(err)[0]);
+      return;
+    }
+    if (err instanceof ApiError && err.status === 403) {
+      signOut("That token was refused for this console (it needs a user's JWT, not an agent's key).");
+      return;
+    }
+    // the API may be down: still show the console, with the reason
+    fail(err);
+  }
+  $("signin").hidden = true;
+  $("signin-message").hidden = true;
+  $("app").hidden = false;
+  $("who").hidden = false;
+  $("user").textContent = typeof claims.sub === "string" ? claims.sub : "";
+  show("memories");
+}
+
+// ---------------------------------------------------------------- minds and identity
+
+async function loadMinds() {
+  const data = await call("GET", "/minds");
+  state.minds = data.minds || [];
+  let saved = null;
+  try {
+    saved = sessionStorage.getItem(MIND_KEY);
+  } catch (err) {
+    saved = null;
+  }
+  const known = new Set(state.minds.map((m) => m.mind_id));
+  state.mind = known.has(state.mind) ? state.mind : known.has(saved) ? saved : "default";
+  fillMindSelect($("mind"), state.mind, true);
+  fillMindSelect($("key-mind"), state.mind, false);
+}
+
+function mindName(id) {
+  const mind = state.minds.find((m) => m.mind_id === id);
+  return mind ? mind.name : id;
+}
+
+function fillMindSelect(select, chosen, counts) {
+  select.replaceChildren(
+    ...state.minds.map((m) =>
+      el("option", {
+        value: m.mind_id,
+        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${m.memories})` : ""}`,
+        selected: m.mind_id === chosen,
+      }),
+    ),
+  );
+  select.value = chosen;
+}
+
+async function loadIdentity() {
+  const sub = state.claims && state.claims.sub;
+  const target = $("identity");
+  if (typeof sub !== "string" || !sub) {
+    target.textContent = "(the token names no user)";
+    return;
+  }
+  const data = await call("GET", `/memory/identity/${encodeURIComponent(sub)}`);
+  target.textContent = data.identity || "No identity line yet in this mind.";
+  target.classList.toggle("status", !data.identity);
+}
+
+// ---------------------------------------------------------------- views
+
+function show(view) {
+  state.view = view;
+  for (const tab of document.querySelectorAll(".tab")) {
+    if (tab.dataset.view === view || (view === "history" && tab.dataset.view === "memories")) {
+      tab.setAttribute("aria-current", "page");
+    } else tab.removeAttribute("aria-current");
+  }
+  for (const name of ["memories", "history", "sessions", "keys"]) $(`view-${name}`).hidden = name !== view;
+  clearNotice();
+  act(null, loadIdentity);
+  if (view === "memories") act(null, reloadMemories);
+  if (view === "sessions") act(null, loadSessions);
+  if (view === "keys") act(null, loadKeys);
+}
+
+// ---------------------------------------------------------------- memories
+
+function filters() {
+  const form = $("filters");
+  return {
+    category: form.category.value,
+    tag: form.tag.value.trim(),
+    source: form.source.value,
+    verified: form.verified.value,
+    unverifiedFirst: form.unverified_first.checked,
+  };
+}
+
+function stages(f) {
+  const base = { category: f.category, tag: f.tag, source: f.source };
+  if (f.verified) return [{ ...base, verified: f.verified }];
+  // unverified first: every unverified memory, then the verified ones, each paged by the API
+  if (f.unverifiedFirst) return [{ ...base, verified: "false" }, { ...base, verified: "true" }];
+  return [base];
+}
+
+async function reloadMemories() {
+  $("memories").replaceChildren();
+  $("more").hidden = true;
+  $("list-status").textContent = "Loading…";
+  if (state.search) return runSearch(state.search);
+  state.feed = { stages: stages(filters()), index: 0, cursor: null, done: false, count: 0 };
+  await loadPage();
+}
+
+async function loadPage() {
+  const feed = state.feed;
+  let added = 0;
+  // a page is PAGE memories, across stages (all unverified, then the verified ones) when it must
+  while (!feed.done && added < PAGE) {
+    const query = { ...feed.stages[feed.index], limit: PAGE - added, cursor: feed.cursor };
+    const data = await call("GET", "/memory", { query });
+    if (feed !== state.feed) return; // a newer list replaced this one
+    for (const memory of data.memories || []) $("memories").append(memoryCard(memory));
+    added += (data.memories || []).length;
+    if (data.next_cursor) feed.cursor = data.next_cursor;
+    else {
+      feed.index += 1;
+      feed.cursor = null;
+      feed.done = feed.index >= feed.stages.length;
+    }
+    if (data.next_cursor) break;
+  }
+  feed.count += added;
+  $("more").hidden = feed.done;
+  $("list-status").textContent =
+    feed.count === 0
+      ? "No memories match."
+      : `${feed.count} memor${feed.count === 1 ? "y" : "ies"} shown${feed.done ? "" : " — more below"}.`;
+}
+
+async function runSearch(q) {
+  const f = filters();
+  state.feed = null;
+  const data = await call("GET", "/memory/search", { query: { q, tag: f.tag, limit: 50 } });
+  if (state.search !== q) return;
+  // the search route takes q and tag; the other filters apply to its results here
+  let found = (data.memories || []).filter(
+    (m) =>
+      (!f.category || m.category === f.category) &&
+      (!f.source || m.source === f.source) &&
+      (!f.verified || String(m.verified) === f.verified),
+  );
+  if (f.unverifiedFirst) found = [...found.filter((m) => !m.verified), ...found.filter((m) => m.verified)];
+  $("memories").replaceChildren(...found.map(memoryCard));
+  $("more").hidden = true;
+  $("list-status").textContent = found.length
+    ? `${found.length} result${found.length === 1 ? "" : "s"} for “${q}”, best first.`
+    : `Nothing found for “${q}”.`;
+}
+
+function tagList(tags) {
+  return el("ul", { class: "tags", hidden: !(tags && tags.length) }, (tags || []).map((t) => el("li", { text: `#${t}` })));
+}
+
+function sourceBadge(m) {
+  if (m.verified) return el("span", { class: "badge verified", text: "✓ verified" });
+  return el("span", {
+    class: "badge unverified",
+    text: m.source === "agent" ? "unverified · written by an agent" : "unverified",
+    title: "Not checked by you yet: verify it if it is right",
+  });
+}
+
+function memoryCard(m) {
+  const card = el("li", {
+    class: `memory${m.verified ? "" : " unverified"}`,
+    dataset: { id: m.id, key: m.key, category: m.category },
+  });
+  const head = el(
+    "div",
+    { class: "head" },
+    el("span", { class: "badge", text: m.category }),
+    el("span", { class: "key-name", text: m.key }),
+    el("span", { class: `badge p-${m.priority}`, text: m.priority }),
+    el("span", { class: "badge", text: m.source }),
+    sourceBadge(m),
+  );
+  const meta = [`v${m.version || 1}`, `updated ${when(m.updated_at)}`];
+  if (m.expires_at) meta.push(`expires ${when(m.expires_at)}`);
+  if (typeof m.score === "number") meta.push(`score ${m.score.toFixed(3)}`);
+  if (typeof m.confidence === "number") meta.push(`confidence ${m.confidence}`);
+  const actions = el("div", { class: "actions" });
+  if (!m.verified) {
+    actions.append(
+      el("button", {
+        type: "button",
+        class: "verify",
+        text: "Verify",
+        onclick: (e) => act(e.currentTarget, () => verify(m, card)),
+      }),
+    );
+  }
+  actions.append(
+    el("button", { type: "button", class: "quiet edit-btn", text: "Edit", onclick: () => openEdit(m, card) }),
+    el("button", { type: "button", class: "quiet history-btn", text: "History", onclick: () => openHistory(m) }),
+    el("button", { type: "button", class: "quiet delete-btn", text: "Delete", onclick: () => askDelete(m, card) }),
+  );
+  card.append(
+    head,
+    el("p", { class: "content", dir: "auto", text: m.content }),
+    tagList(m.tags),
+    el("p", { class: "meta", text: meta.join(" · ") }),
+    actions,
+  );
+  return card;
+}
+
+function replaceCard(card, memory) {
+  const fresh = memoryCard(memory);
+  card.replaceWith(fresh);
+  return fresh;
+}
+
+async function verify(m, card) {
+  const memory = await call("POST", `/memory/${encodeURIComponent(m.id)}/verify`);
+  replaceCard(card, memory);
+  notify(`Verified “${memory.key}”.`, [], true);
+}
+
+// datetime-local wants local time without a zone; the API wants UTC with a Z
+function toLocalInput(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function fromLocalInput(value) {
+  if (!value) return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function parseTags(text) {
+  return text
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+}
+
+function openEdit(m, card) {
+  if (card.querySelector("form.edit")) return;
+  const content = el("textarea", { name: "content", rows: 4, maxlength: 8000, required: true, dir: "auto" });
+  content.value = m.content;
+  const tags = el("input", { name: "tags", autocomplete: "off", placeholder: "comma, separated" });
+  tags.value = (m.tags || []).join(", ");
+  const priority = el(
+    "select",
+    { name: "priority" },
+    ["low", "normal", "high", "critical"].map((p) => el("option", { value: p, text: p, selected: p === m.priority })),
+  );
+  priority.value = m.priority;
+  const expires = el("input", { name: "expires_at", type: "datetime-local" });
+  expires.value = toLocalInput(m.expires_at);
+  const form = el(
+    "form",
+    { class: "edit", "aria-label": `Edit ${m.key}` },
+    el("label", {}, "Content", content),
+    el(
+      "div",
+      { class: "row" },
+      el("label", {}, "Tags", tags),
+      el("label", {}, "Priority", priority),
+      el("label", {}, "Expires (empty: never)", expires),
+    ),
+    el(
+      "div",
+      { class: "actions" },
+      el("button", { type: "submit", class: "save", text: "Save" }),
+      el("button", { type: "button", class: "quiet", text: "Cancel", onclick: () => form.remove() }),
+    ),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const patch = {};
+    if (content.value !== m.content) patch.content = content.value;
+    const newTags = parseTags(tags.value);
+    if (newTags.join("\u0000") !== (m.tags || []).join("\u0000")) patch.tags = newTags;
+    if (priority.value !== m.priority) patch.priority = priority.value;
+    const newExpiry = fromLocalInput(expires.value);
+    if (toLocalInput(newExpiry) !== toLocalInput(m.expires_at)) patch.expires_at = newExpiry;
+    if (Object.keys(patch).length === 0) {
+      form.remove();
+      return;
+    }
+    act(form.querySelector("button.save"), async () => {
+      const memory = await call("PUT", `/memory/${encodeURIComponent(m.id)}`, { body: patch });
+      replaceCard(card, memory);
+      notify(`Saved “${memory.key}” (version ${memory.version}).`, [], true);
+    });
+  });
+  card.querySelector(".actions").after(form);
+  content.focus();
+}
+
+function askDelete(m, card) {
+  if (card.querySelector(".confirm")) return;
+  const box = el(
+    "div",
+    { class: "confirm", role: "alertdialog", "aria-label": `Delete ${m.key}?` },
+    el("p", { text: `Delete “${m.key}” and its whole history? This cannot be undone.` }),
+    el(
+      "div",
+      { class: "actions" },
+      el("button", {
+        type: "button",
+        class: "danger confirm-delete",
+        text: "Delete for good",
+        onclick: (e) =>
+          act(e.currentTarget, async () => {
+            await call("DELETE", `/memory/${encodeURIComponent(m.id)}`);
+            card.remove();
+            notify(`Deleted “${m.key}”.`, [], true);
+          }),
+      }),
+      el("button", { type: "button", class: "quiet", text: "Keep it", onclick: () => box.remove() }),
+    ),
+  );
+  card.append(box);
+}
+
+// ---------------------------------------------------------------- history
+
+function openHistory(m) {
+  state.history = m;
+  show("history");
+  $("history-title").textContent = `History of “${m.key}”`;
+  act(null, loadHistory);
+}
+
+async function loadHistory() {
+  const m = state.history;
+  $("timeline").replaceChildren();
+  $("history-current").textContent = "Loading…";
+  const data = await call("GET", `/memory/${encodeURIComponent(m.id)}/history`);
+  const versions = data.versions || [];
+  $("history-current").textContent = `${versions.length} version${versions.length === 1 ? "" : "s"}, newest first.`;
+  $("timeline").replaceChildren(...versions.map((v, i) => versionItem(m, v, i === 0)));
+}
+
+function versionItem(m, v, current) {
+  const body = el(
+    "div",
+    { class: "body" },
+    el(
+      "div",
+      { class: "head" },
+      el("strong", { text: `Version ${v.version}` }),
+      el("span", { class: "badge", text: v.change }),
+      el("span", { class: `badge p-${v.priority}`, text: v.priority }),
+      el("span", { class: "badge", text: `by ${v.source}` }),
+      sourceBadge(v),
+      current ? el("span", { class: "badge verified", text: "current" }) : null,
+    ),
+    el("p", { class: "content", dir: "auto", text: v.content }),
+    tagList(v.tags),
+    el("p", {
+      class: "meta",
+      text: [when(v.updated_at), v.expires_at ? `expires ${when(v.expires_at)}` : null].filter(Boolean).join(" · "),
+    }),
+  );
+  if (!current) {
+    body.append(
+      el(
+        "div",
+        { class: "actions" },
+        el("button", {
+          type: "button",
+          class: "restore",
+          text: `Restore version ${v.version}`,
+          onclick: (e) =>
+            act(e.currentTarget, async () => {
+              const memory = await call("POST", `/memory/${encodeURIComponent(m.id)}/restore`, {
+                body: { version: v.version },
+              });
+              state.history = memory;
+              await loadHistory();
+              notify(`Restored version ${v.version} as version ${memory.version}.`, [], true);
+            }),
+        }),
+      ),
+    );
+  }
+  return el("li", { class: `version${current ? " current" : ""}`, dataset: { version: v.version } }, body);
+}
+
+// ---------------------------------------------------------------- sessions
+
+async function loadSessions() {
+  $("sessions").replaceChildren(el("li", { class: "status", text: "Loading…" }));
+  const data = await call("GET", "/me/export");
+  const summaries = data.summaries || [];
+  const sessions = data.sessions || [];
+  if (!sessions.length) {
+    $("sessions").replaceChildren(el("li", { class: "status", text: "No sessions yet." }));
+    return;
+  }
+  $("sessions").replaceChildren(
+    ...sessions.map((s) => {
+      const own = summaries.filter((c) => c.session_id === s.session_id);
+      return el(
+        "li",
+        { class: "session", dataset: { session: s.session_id } },
+        el(
+          "div",
+          { class: "head" },
+          el("span", { class: "key-name", text: s.session_id }),
+          el("span", { class: "badge", text: `${s.msg_count} messages` }),
+          el("span", { class: "badge", text: `${own.length} summar${own.length === 1 ? "y" : "ies"}` }),
+        ),
+        own.length
+          ? el("ol", { class: "summaries" }, own.map((c) => summaryItem(c)))
+          : el("p", { class: "meta", text: "No summary yet (one is written every 15 messages)." }),
+      );
+    }),
+  );
+}
+
+function summaryItem(c) {
+  return el(
+    "li",
+    {},
+    el("p", { class: "content", dir: "auto", text: c.summary }),
+    el("p", { class: "meta", text: `${c.chunk_id} · ${c.msg_count} messages · ${when(c.created_at)}` }),
+  );
+}
+
+async function lookupSummaries(sessionId) {
+  const data = await call("GET", `/memory/summaries/${encodeURIComponent(sessionId)}`);
+  const chunks = data.summaries || [];
+  $("session-summaries").replaceChildren(
+    ...(chunks.length
+      ? chunks.map(summaryItem)
+      : [el("li", { class: "status", text: `No summaries of “${sessionId}” in this mind.` })]),
+  );
+}
+
+// ---------------------------------------------------------------- keys
+
+async function loadKeys() {
+  const data = await call("GET", "/keys");
+  const keys = data.keys || [];
+  $("keys").replaceChildren(
+    ...(keys.length ? keys.map(keyItem) : [el("li", { class: "status", text: "No API keys yet." })]),
+  );
+}
+
+function keyItem(k) {
+  const item = el(
+    "li",
+    { class: "key", dataset: { keyId: k.key_id, name: k.name } },
+    el(
+      "div",
+      { class: "head" },
+      el("strong", { class: "key-title", text: k.name }),
+      el("code", { text: k.hint }),
+      ...k.scopes.map((s) => el("span", { class: "badge", text: s })),
+      el("span", { class: "badge", text: `mind: ${mindName(k.mind_id || "default")}` }),
+    ),
+    el("p", { class: "meta", text: `created ${when(k.created_at)}` }),
+  );
+  const actions = el(
+    "div",
+    { class: "actions" },
+    el("button", {
+      type: "button",
+      class: "quiet revoke",
+      text: "Revoke",
+      onclick: () => {
+        if (item.querySelector(".confirm")) return;
+        const box = el(
+          "div",
+          { class: "confirm", role: "alertdialog", "aria-label": `Revoke ${k.name}?` },
+          el("p", { text: `Revoke “${k.name}”? Agents using it are refused from then on (within a minute).` }),
+          el(
+            "div",
+            { class: "actions" },
+            el("button", {
+              type: "button",
+              class: "danger confirm-revoke",
+              text: "Revoke the key",
+              onclick: (e) =>
+                act(e.currentTarget, async () => {
+                  await call("DELETE", `/keys/${encodeURIComponent(k.key_id)}`);
+                  notify(`Revoked “${k.name}”.`, [], true);
+                  await loadKeys();
+                }),
+            }),
+            el("button", { type: "button", class: "quiet", text: "Keep it", onclick: () => box.remove() }),
+          ),
+        );
+        item.append(box);
+      },
+    }),
+  );
+  item.append(actions);
+  return item;
+}
+
+async function createKey(form) {
+  const scopes = [...form.querySelectorAll("input[name=scope]:checked")].map((i) => i.value);
+  if (!scopes.length) {
+    notify("Choose at least one scope for the key.");
+    return;
+  }
+  const created = await call("POST", "/keys", {
+    body: { name: form.name.value.trim(), scopes, mind_id: form.mind_id.value || "default" },
+  });
+  $("new-key-value").textContent = created.key;
+  $("new-key").hidden = false;
+  form.reset();
+  fillMindSelect($("key-mind"), state.mind, false);
+  clearNotice();
+  await loadKeys();
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire() {
+  $("signin-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    signIn($("token").value);
+  });
+  $("signout").addEventListener("click", () => signOut("Signed out."));
+  $("mind").addEventListener("change", (event) => {
+    state.mind = event.currentTarget.value;
+    try {
+      sessionStorage.setItem(MIND_KEY, state.mind);
+    } catch (err) {
+      /* ignore */
+    }
+    fillMindSelect($("key-mind"), state.mind, false);
+    show(state.view === "history" ? "memories" : state.view);
+  });
+  for (const tab of document.querySelectorAll(".tab")) {
+    tab.addEventListener("click", () => show(tab.dataset.view));
+  }
+  $("filters").addEventListener("change", () => act(null, reloadMemories));
+  $("filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(null, reloadMemories);
+  });
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const q = $("q").value.trim();
+    state.search = q || null;
+    $("search-clear").hidden = !state.search;
+    clearNotice();
+    act(event.submitter, reloadMemories);
+  });
+  $("search-clear").addEventListener("click", () => {
+    $("q").value = "";
+    state.search = null;
+    $("search-clear").hidden = true;
+    act(null, reloadMemories);
+  });
+  $("more").addEventListener("click", (event) => act(event.currentTarget, loadPage));
+  $("history-back").addEventListener("click", () => show("memories"));
+  $("summaries-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(event.submitter, () => lookupSummaries($("session-id").value.trim()));
+  });
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(event.submitter, () => createKey(event.currentTarget));
+  });
+  $("new-key-copy").addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText($("new-key-value").textContent);
+      notify("Copied the key.", [], true);
+    } catch (err) {
+      notify("The browser did not allow copying: select the key and copy it by hand.");
+    }
+  });
+  $("new-key-done").addEventListener("click", () => {
+    $("new-key-value").textContent = "";
+    $("new-key").hidden = true;
+  });
+}
+
+function start() {
+  wire();
+  const fromFragment = tokenFromFragment();
+  let saved = null;
+  try {
+    saved = sessionStorage.getItem(TOKEN_KEY);
+  } catch (err) {
+    saved = null;
+  }
+  const token = fromFragment || saved;
+  if (token) signIn(token);
+  else signOut("");
+}
+
+start();
