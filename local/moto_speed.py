@@ -11,11 +11,16 @@ here (a 10k-nugget partition: ~40 s), for two reasons:
   (every key of this service's tables) that value is the raw value itself.
 - a ProjectionExpression (recall reads only what scoring needs) turns the whole item into Python
   values and back once per projected attribute, then rebuilds it re-checking its size per attribute.
+- a Query gathers the whole table, sorts the whole partition, then walks it comparing every sort key:
+  the session's last messages (`begins_with(sk, "msg:s1:")`, newest first, Limit 5) cost as much as
+  reading the 10k memories that sort after them.
 
 `install()` replaces the serializer for the `dynamodb` service (moto's own registry for service
 specific serializers) with one that short-cuts AttributeValue, gives `DynamoType`'s comparisons a
-direct path for two S or two B values, and `Item.project` one for projections of top-level
-attributes (nested paths and list indexes go through moto's). Everything else is moto's code.
+direct path for two S or two B values, `Item.project` one for projections of top-level
+attributes (nested paths and list indexes go through moto's), and a table Query whose sort-key
+condition is `begins_with` or `BETWEEN` on strings only the partition's items in that range to sort
+and walk (moto's own query then runs on them). Everything else is moto's code.
 tests/integration/test_local_moto_speed.py checks both against moto's stock code. Only the local run
 installs this; the tests' moto (mock_aws) stays stock.
 """
@@ -26,10 +31,12 @@ import base64
 import copy
 import operator
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from moto.core import serialize
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+from moto.dynamodb.models.table import Table
 
 _RAW_TYPES = frozenset(("S", "B"))  # cast_value(x) is x itself
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
@@ -108,6 +115,62 @@ def project(self: Item, projection_expressions: list[list[str]]) -> Item:
 project._synapse_stock = _stock_project  # type: ignore[attr-defined]
 
 
+_stock_query = Table.query
+_stock_all_items = Table.all_items
+# the items one query of one table may look at (set by `query`, read by `all_items`)
+_narrowed: ContextVar[tuple[Table, list[Item]] | None] = ContextVar("narrowed", default=None)
+
+
+def _in_range(self: Table, hash_key: Any, comparison: str, bounds: list[DynamoType]) -> list[Item] | None:
+    """The partition's items whose (string) sort key meets a begins_with / BETWEEN condition, or None
+    when the query is not one of those (moto's stock path then looks at the whole table)."""
+    if hash_key is None or not self.range_key_attr or not bounds or any(b.type != "S" for b in bounds):
+        return None
+    part = self.items.get(hash_key)
+    if part is None:
+        return []
+    if comparison == "BEGINS_WITH":
+        prefix = bounds[0].value
+        return [item for key, item in part.items() if key.type == "S" and key.value.startswith(prefix)]
+    if comparison == "BETWEEN" and len(bounds) == 2:
+        low, high = bounds[0].value, bounds[1].value
+        return [item for key, item in part.items() if key.type == "S" and low <= key.value <= high]
+    return None
+
+
+def query(
+    self: Table,
+    hash_key: Any,
+    range_comparison: str | None,
+    range_objs: list[DynamoType],
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """`Table.query`, run on the items in the sort-key range only (same order, pages and answers)."""
+    # (limit, exclusive_start_key, scan_index_forward, projection_expressions, index_name, ...)
+    index_name = kwargs.get("index_name", args[4] if len(args) > 4 else None)
+    narrowed = None
+    if index_name is None and range_comparison:
+        narrowed = _in_range(self, hash_key, range_comparison, range_objs)
+    if narrowed is None:
+        return _stock_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+    token = _narrowed.set((self, narrowed))
+    try:
+        return _stock_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+    finally:
+        _narrowed.reset(token)
+
+
+def all_items(self: Table) -> list[Item]:
+    narrowed = _narrowed.get()
+    if narrowed is not None and narrowed[0] is self:
+        return narrowed[1]
+    return _stock_all_items(self)
+
+
+query._synapse_stock = _stock_query  # type: ignore[attr-defined]
+
+
 def install() -> None:
     """Idempotent. Call before moto's server answers its first request."""
     serialize.SERVICE_SPECIFIC_SERIALIZERS.setdefault("dynamodb", {})["json"] = DynamoJSONSerializer
@@ -115,6 +178,8 @@ def install() -> None:
         if not hasattr(getattr(DynamoType, name), "_synapse_stock"):
             setattr(DynamoType, name, _direct(name, op))
     Item.project = project  # type: ignore[method-assign]
+    Table.query = query  # type: ignore[method-assign]
+    Table.all_items = all_items  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
@@ -125,3 +190,5 @@ def uninstall() -> None:
         if stock is not None:
             setattr(DynamoType, name, stock)
     Item.project = _stock_project  # type: ignore[method-assign]
+    Table.query = _stock_query  # type: ignore[method-assign]
+    Table.all_items = _stock_all_items  # type: ignore[method-assign]

@@ -91,6 +91,20 @@ def _scenario() -> list[Any]:
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for prefix, limit in (("nug:0001", 3), ("nug:0005", 20), ("msg:", 5), ("nug:", 100)):
+            # newest first within a prefix, as the session's last messages are read (and an empty one)
+            out.append(
+                _strip(
+                    ddb.query(
+                        TableName=TABLE,
+                        KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+                        ExpressionAttributeValues={":pk": {"S": "mem:bob"}, ":p": {"S": prefix}},
+                        ScanIndexForward=False,
+                        Limit=limit,
+                        ConsistentRead=True,
+                    )
+                )
+            )
         out.append(
             _strip(
                 ddb.query(
