@@ -220,14 +220,14 @@ def test_a_stale_cached_corpus_lends_its_tokens_to_the_rebuild(monkeypatch: pyte
     recall.CACHE.clear()
     old = recall.build_corpus(store.columns([raw_item(i, None) for i in range(3)]), "v1", None)
     recall.CACHE.put("alice", old)
-    monkeypatch.setattr(store, "get_version", lambda user_id: "v2")
+    monkeypatch.setattr(store, "get_version", lambda user_id: store.Version("e1", 2))
     monkeypatch.setattr(
         store, "read_columns", lambda space: store.columns([raw_item(i, None) for i in range(4)])
     )
     monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
     try:
         corpus = recall.load_corpus(store.Space("alice"), None)
-        assert corpus.version == "v2" and len(corpus) == 4
+        assert corpus.version == "e1:2" and corpus.at == store.Version("e1", 2) and len(corpus) == 4
         assert corpus.tokens[0] is old.tokens[0]
         assert recall.CACHE.stale("bob", None) is None  # never another user's
     finally:

@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import events, llm, store
+from synapse import events, llm, recall, store
 from synapse.config import settings
 from synapse.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.identity import IDENTITY_CATEGORIES, rebuild_identity
@@ -73,9 +73,10 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
     skipped = len(body.messages) - len(kept)
     if not any(m.role == Role.user for m in kept):
         return _nothing_new(skipped)
-    # 3. one extraction call, shown the keys the mind already has
-    current = {(s.memory.category, s.memory.key): s for s in store.stored(space)}
-    existing = existing_for_prompt([s.memory for s in current.values()])
+    # 3. one extraction call, shown the keys the mind already has: from the container's copy of the
+    # mind (recall's corpus, without vectors), which reads only what changed since the last ingest
+    known = recall.load_corpus(space, None)
+    existing = existing_for_prompt(known)
     api_key = gemini_key_for(space.user_id)
     extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
     if not extracted:
@@ -92,7 +93,8 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
         if vectors is not None and embedder is not None:
             vector = store.make_vector(vectors[i], embedder.model)
         changes[store.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
-    reads = {store.id_for(space, c, k): s for (c, k), s in current.items()}
+    # the memories this ingest writes, as they are now (their revisions): those only, not the mind
+    reads = store.stored_of(space, list(changes))
     nuggets, created = _upsert(space, body.sessionId, changes, reads)
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
@@ -100,7 +102,7 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
-        after = {s.memory.id: s.memory for s in current.values()}
+        after = {m.id: m for m in recall.memories_of(known, IDENTITY_CATEGORIES, space)}
         after.update({m.id: m for m in nuggets})
         identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
@@ -194,16 +196,18 @@ def _nothing_new(skipped: int) -> IngestOut:
     )
 
 
-def existing_for_prompt(memories: Sequence[Memory]) -> list[llm.ExistingKey]:
+def existing_for_prompt(known: recall.Corpus) -> list[llm.ExistingKey]:
     """The keys shown to the extractor: the categories whose keys are stable slots first, then the
     most recently updated others, bounded so the prompt stays small however many memories exist."""
     ranked = sorted(
-        memories,
-        key=lambda m: (m.category not in PROMPT_CATEGORIES, -m.updated_at.timestamp(), m.key),
+        range(len(known)),
+        key=lambda i: (known.categories[i] not in PROMPT_CATEGORIES, -float(known.updated[i]), known.keys[i]),
     )
     return [
-        llm.ExistingKey(category=m.category, key=m.key, content=m.content[:160])
-        for m in ranked[:PROMPT_MAX_KEYS]
+        llm.ExistingKey(
+            category=Category(known.categories[i]), key=known.keys[i], content=known.contents[i][:160]
+        )
+        for i in ranked[:PROMPT_MAX_KEYS]
     ]
 
 

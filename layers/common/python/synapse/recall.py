@@ -1,19 +1,21 @@
 """Recall: semantic + full-text recall for a query, and the plain-text rendering for an LLM.
 
-A recall scores every memory of the user. The memories are read once into a `Corpus` (columns,
+A recall scores every memory of the mind. The memories are read once into a `Corpus` (columns,
 a BM25 index, and the vectors as one int8 matrix) that stays in the container and is checked
-against the user's version token, which every write changes: a repeated recall with nothing
-changed reads one small item instead of the whole partition.
+against the mind's version (epoch, seq), which every write moves: a recall with nothing changed
+reads one small item; after writes it reads the change log past its seq and those memories only,
+and updates the corpus row by row.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import numpy as np
@@ -25,10 +27,12 @@ from synapse.minds import space_of
 from synapse.models import (
     PRIORITY_RANK,
     Category,
+    Memory,
     Priority,
     RecalledMemory,
     RecallIn,
     RecallOut,
+    Source,
     parse_iso,
     utcnow,
 )
@@ -49,7 +53,9 @@ PREFIX_MIN_AGREEMENT = 0.9  # mean top-10 overlap with the exact ranking
 K_CHECK = 10  # the self-check compares top 10s, as recall returns
 CHUNK_ROWS = 1024  # int8 → float32 a block at a time, so the block stays in cache
 CACHE_MAX_ROWS = 200_000  # memories kept across all cached users of a container
+CATCH_UP_MIN = 64  # changed memories a catch-up reads one by one at least (else a full read)
 _FAR_FUTURE = float("inf")
+_PRIORITIES = {rank: priority for priority, rank in PRIORITY_RANK.items()}
 
 
 @per_container
@@ -81,6 +87,7 @@ class Corpus:
     scales: np.ndarray  # float32 per vector row
     prefix: np.ndarray | None  # float32 first PREFIX_DIMS dims (only for large corpora)
     prefix_refused: bool = False  # the self-check found the prefix ranking unlike the full vectors
+    at: store.Version | None = None  # the mind's version it was read at (None: not from the cache)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -258,19 +265,175 @@ CACHE = _CorpusCache(CACHE_MAX_ROWS)
 on_reset(CACHE.clear)
 
 
+def catch_up_limit(rows: int) -> int:
+    """Past this many changed memories a full read is about as cheap as reading them one by one."""
+    return max(CATCH_UP_MIN, rows // 4)
+
+
 def load_corpus(space: store.Space, model_key: str | None) -> Corpus:
-    """The mind's corpus: from the container's cache when the version token still matches."""
+    """The mind's corpus, kept in the container: as it is when the mind's version has not moved;
+    else brought up to date from the change log with the changed memories only (`apply`); read
+    whole when there is none yet, or the log cannot tell what changed (another epoch, too far)."""
     if not settings().recall_cache:
         return build_corpus(store.read_columns(space), "", model_key)
     owner = _cache_key(space)
-    version = store.get_version(space)
-    corpus = CACHE.get(owner, model_key, version)
-    if corpus is not None:
-        return with_prefix(corpus)
-    previous = CACHE.stale(owner, model_key)
-    corpus = build_corpus(store.read_columns(space), version, model_key, previous)
+    at = store.get_version(space)
+    corpus = CACHE.stale(owner, model_key)
+    if corpus is not None and corpus.at is not None:
+        if corpus.at == at:
+            return with_prefix(corpus)
+        ids = store.changed_ids(space, corpus.at, at)
+        if ids is not None and len(ids) <= catch_up_limit(len(corpus)):
+            apply(corpus, store.read_columns_of(space, ids), ids, at)
+            CACHE.put(owner, corpus)
+            return with_prefix(corpus)
+    # the version is read before the memories: a write landing in between is in the corpus already,
+    # and read again (harmlessly) at the next catch-up
+    corpus = build_corpus(store.read_columns(space), at.token, model_key, corpus)
+    corpus.at = at
     CACHE.put(owner, corpus)
     return corpus
+
+
+def apply(corpus: Corpus, changed: store.Columns, ids: Sequence[str], at: store.Version) -> None:
+    """Bring a corpus up to date with memories `ids` as `changed` holds them now (an id missing from
+    it was deleted): O(k) row inserts, replacements and removals, BM25 statistics and matrix rows
+    included. Rows stay in id order, as a fresh read has them, so the corpus is the one a full
+    build would make (tests/integration/test_incremental_corpus.py)."""
+    from synapse.ranking import search_text, tokenize
+
+    now = {mem_id: j for j, mem_id in enumerate(changed.ids)}
+    rows, vectors, scales = vector_index(changed.embs, corpus.model_key)
+    vector_of = {int(r): k for k, r in enumerate(rows)}
+    for mem_id in dict.fromkeys(ids):
+        pos = bisect_left(corpus.ids, mem_id)
+        here = pos < len(corpus.ids) and corpus.ids[pos] == mem_id
+        j = now.get(mem_id)
+        if j is None:
+            if here:
+                _remove_row(corpus, pos)
+            continue
+        tokens = tokenize(search_text(changed.contents[j], changed.keys[j], changed.tags[j]))
+        k = vector_of.get(j)
+        vec = (vectors[k], scales[k]) if k is not None else None
+        if here:
+            _set_row(corpus, pos, changed, j, tokens, vec)
+        else:
+            _insert_row(corpus, pos, changed, j, tokens, vec)
+    corpus.prefix = None  # (rebuilt from the matrix by `with_prefix` where it pays)
+    corpus.version, corpus.at = at.token, at
+
+
+def memories_of(corpus: Corpus, categories: Iterable[str], space: store.Space) -> list[Memory]:
+    """The corpus's memories of some categories as memory objects, for what needs only their text,
+    priority and times (the identity line): source and confidence are not kept in a corpus (the
+    objects say agent and 1.0)."""
+    wanted = set(categories)
+    return [
+        Memory(
+            id=corpus.ids[i],
+            category=Category(corpus.categories[i]),
+            key=corpus.keys[i],
+            content=corpus.contents[i],
+            tags=corpus.tags[i],
+            priority=_PRIORITIES[int(corpus.priority[i])],
+            source=Source.agent,
+            verified=bool(corpus.verified[i]),
+            confidence=1.0,
+            expires_at=None if corpus.expires[i] == _FAR_FUTURE else _utc(float(corpus.expires[i])),
+            user_id=space.user_id,
+            created_at=parse_iso(corpus.created[i]),
+            updated_at=_utc(float(corpus.updated[i])),
+            mind_id=space.mind_id,
+        )
+        for i in range(len(corpus))
+        if corpus.categories[i] in wanted
+    ]
+
+
+def _utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+_LISTS = ("ids", "categories", "keys", "contents", "tags", "created")
+_ARRAYS = ("verified", "priority", "updated", "expires")
+
+
+def _row_values(changed: store.Columns, j: int) -> dict[str, Any]:
+    return {
+        "ids": changed.ids[j],
+        "categories": changed.categories[j],
+        "keys": changed.keys[j],
+        "contents": changed.contents[j],
+        "tags": changed.tags[j],
+        "created": changed.created[j],
+        "verified": changed.verified[j],
+        "priority": changed.priority[j],
+        "updated": changed.updated[j],
+        "expires": changed.expires[j],
+    }
+
+
+def _vector_position(corpus: Corpus, pos: int) -> tuple[int, bool]:
+    v = int(np.searchsorted(corpus.vec_rows, pos))
+    return v, v < len(corpus.vec_rows) and int(corpus.vec_rows[v]) == pos
+
+
+def _remove_row(corpus: Corpus, pos: int) -> None:
+    corpus.bm25.remove(pos, corpus.tokens[pos])
+    del corpus.tokens[pos]
+    for name in _LISTS:
+        del getattr(corpus, name)[pos]
+    for name in _ARRAYS:
+        setattr(corpus, name, np.delete(getattr(corpus, name), pos))
+    v, has = _vector_position(corpus, pos)
+    if has:
+        corpus.vec_rows = np.delete(corpus.vec_rows, v)
+        corpus.vectors = np.delete(corpus.vectors, v, axis=0)
+        corpus.scales = np.delete(corpus.scales, v)
+    corpus.vec_rows[corpus.vec_rows > pos] -= 1
+
+
+def _insert_row(
+    corpus: Corpus, pos: int, changed: store.Columns, j: int, tokens: list[str], vec: Any
+) -> None:
+    corpus.bm25.insert(pos, tokens)
+    corpus.tokens.insert(pos, tokens)
+    for name, value in _row_values(changed, j).items():
+        if name in _LISTS:
+            getattr(corpus, name).insert(pos, value)
+        else:
+            setattr(corpus, name, np.insert(getattr(corpus, name), pos, value))
+    corpus.vec_rows[corpus.vec_rows >= pos] += 1
+    if vec is not None:
+        v, _ = _vector_position(corpus, pos)
+        corpus.vec_rows = np.insert(corpus.vec_rows, v, pos)
+        corpus.vectors = _insert_vector(corpus.vectors, v, vec[0])
+        corpus.scales = np.insert(corpus.scales, v, vec[1])
+
+
+def _insert_vector(matrix: np.ndarray, v: int, row: np.ndarray) -> np.ndarray:
+    if matrix.ndim != 2 or matrix.shape[1] != len(row):
+        matrix = matrix.reshape(0, len(row))
+    return np.insert(matrix, v, row, axis=0)
+
+
+def _set_row(corpus: Corpus, pos: int, changed: store.Columns, j: int, tokens: list[str], vec: Any) -> None:
+    corpus.bm25.replace(pos, corpus.tokens[pos], tokens)
+    corpus.tokens[pos] = tokens
+    for name, value in _row_values(changed, j).items():
+        getattr(corpus, name)[pos] = value
+    v, has = _vector_position(corpus, pos)
+    if vec is not None and has:
+        corpus.vectors[v], corpus.scales[v] = vec
+    elif vec is not None:
+        corpus.vec_rows = np.insert(corpus.vec_rows, v, pos)
+        corpus.vectors = _insert_vector(corpus.vectors, v, vec[0])
+        corpus.scales = np.insert(corpus.scales, v, vec[1])
+    elif has:
+        corpus.vec_rows = np.delete(corpus.vec_rows, v)
+        corpus.vectors = np.delete(corpus.vectors, v, axis=0)
+        corpus.scales = np.delete(corpus.scales, v)
 
 
 def _cache_key(space: store.Space) -> str:

@@ -8,6 +8,8 @@
 Services use the names re-exported here (`store.save`, `store.Space`, …).
 """
 
+from synapse.store.changes import Version, changed_ids
+from synapse.store.changes import read as get_version
 from synapse.store.codec import (
     VECTOR_FORMAT,
     BadCursor,
@@ -57,19 +59,19 @@ from synapse.store.memories import (
     MemoryFilter,
     Stored,
     as_version,
-    bump_version,
     columns,
     delete,
     get,
-    get_version,
     history,
     id_for,
     kept_version,
     next_version,
     query,
     read_columns,
+    read_columns_of,
     save,
     stored,
+    stored_of,
     vectors_of,
 )
 from synapse.store.minds import MindRecord, count_memories, delete_mind, get_mind, list_minds, put_mind
@@ -96,12 +98,13 @@ __all__ = [
     "Summary",
     "UserData",
     "Vector",
+    "Version",
     "add_summary",
     "append_messages",
     "as_version",
     "backoff",
-    "bump_version",
     "busy",
+    "changed_ids",
     "client",
     "columns",
     "count_memories",
@@ -140,12 +143,14 @@ __all__ = [
     "put_provider",
     "query",
     "read_columns",
+    "read_columns_of",
     "read_messages",
     "recent_messages",
     "save",
     "session_boundary_done",
     "session_count",
     "stored",
+    "stored_of",
     "vector_tag",
     "vectors_of",
 ]

@@ -19,6 +19,7 @@ NUGGET = "nug:"
 HISTORY = "hist:"
 IDENTITY = "identity"
 VERSION_TOKEN = "ver"
+CHANGE = "chg:"
 SESSION = "ses:"
 MESSAGE = "msg:"
 SUMMARY = "sum:"
@@ -118,6 +119,11 @@ def message_sk(session_id: str, seq: int) -> str:
     return f"{MESSAGE}{session_id}:{seq:08d}"
 
 
+def change_sk(seq: int) -> str:
+    """One entry of a mind's change log, padded so that entries sort in write order."""
+    return f"{CHANGE}{seq:012d}"
+
+
 def summary_prefix(session_id: str) -> str:
     return f"{SUMMARY}{session_id}:chunk_"
 
@@ -154,7 +160,8 @@ class ParsedKey:
     """What a sort key of a user's partition names: its kind, its mind, and where it has them a
     session and a number (a message's sequence) or a name (a memory id, a provider, a key id)."""
 
-    kind: str  # nugget history identity version session message summary marker apikey provider mind other
+    # nugget history identity version change session message summary marker apikey provider mind other
+    kind: str
     name: str = ""
     session_id: str = ""
     seq: int = 0
@@ -173,6 +180,8 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("version")
     if head == "nug":
         return ParsedKey("nugget", name=rest)
+    if head == "chg":
+        return ParsedKey("change", seq=int(rest))
     if head == "hist":
         mem_id, _, version = rest.rpartition(":")
         return ParsedKey("history", name=mem_id, seq=int(version))

@@ -9,15 +9,12 @@ again), and in the same transaction the version it replaces is kept as `[<mindId
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from synapse.errors import NotFound
 from synapse.models import (
@@ -33,11 +30,11 @@ from synapse.models import (
 from synapse.models import (
     Change as ChangeKind,
 )
+from synapse.store import changes as log
 from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
     NUGGET,
-    VERSION_TOKEN,
     Space,
     history_prefix,
     history_sk,
@@ -220,83 +217,77 @@ class LostRace(Exception):
         self.ids = list(ids)
 
 
-_MAX_ACTIONS = 100  # a transaction's limit
+_MAX_ACTIONS = 100 - 2  # a transaction's limit, less the version step and its log entry
 
 
 def save(space: Space, changes: Sequence[Change]) -> None:
-    """Store changes, each conditional on the revision its writer read; then a new version token.
+    """Store changes, each conditional on the revision its writer read, with the mind's next version
+    and its change-log entry in the same transaction (`changes.step`).
 
-    A change that replaces a version keeps it in the same transaction; a create alone is one
-    UpdateItem; changes go together in transactions of at most 100 actions (each all or nothing).
-    LostRace names the memories of a transaction another writer changed meanwhile (nothing of it was
-    written); the caller reads them again.
+    A change that replaces a version keeps it in the same transaction; changes go together in
+    transactions of at most 100 actions (each all or nothing). LostRace names the memories of a
+    transaction another writer changed meanwhile (nothing of it was written); the caller reads them
+    again. A transaction that lost only the version number (another write of the mind came first)
+    takes the next one.
     """
     lost: list[str] = []
-    if len(changes) == 1 and changes[0].read is None:
-        try:
-            with db.translate():
-                db.client().update_item(**_update(space, changes[0]))
-        except ClientError as exc:
-            if not db.is_condition_failure(exc):
-                raise
-            lost.append(changes[0].memory.id)
-    else:
-        part: list[Change] = []
-        actions: list[dict[str, Any]] = []
-        for change in [*changes, None]:
-            more = _actions(space, change) if change is not None else []
-            if part and (change is None or len(actions) + len(more) > _MAX_ACTIONS):
-                if not db.won(actions):
-                    lost += [c.memory.id for c in part]
-                part, actions = [], []
-            if change is not None:
-                part.append(change)
-                actions += more
-    if len(lost) < len(changes):
-        bump_version(space)
+    part: list[Change] = []
+    actions: list[list[dict[str, Any]]] = []
+    for change in [*changes, None]:
+        more = _actions(space, change) if change is not None else []
+        if part and (change is None or sum(map(len, actions)) + len(more) > _MAX_ACTIONS):
+            lost += _commit(space, part, actions)
+            part, actions = [], []
+        if change is not None:
+            part.append(change)
+            actions.append(more)
     if lost:
         raise LostRace(lost)
+
+
+def _commit(space: Space, part: list[Change], actions: list[list[dict[str, Any]]]) -> list[str]:
+    """One transaction of changes and the version step; returns the ids whose revision lost."""
+    flat = [a for acts in actions for a in acts]
+    ids = [c.memory.id for c in part]
+    for attempt in range(WRITE_ATTEMPTS):
+        failed = log.transact(flat + log.step(space, log.read(space), ids))
+        if failed is None:
+            return []
+        # each change's first action is its conditional update
+        starts = [sum(map(len, actions[:i])) for i in range(len(part))]
+        lost = [c.memory.id for c, at in zip(part, starts, strict=True) if at < len(failed) and failed[at]]
+        if lost:
+            return lost
+        db.backoff(attempt)
+    raise db.busy()
 
 
 def delete(space: Space, mem_id: str) -> Category:
     """Delete a memory and its history (deleted means gone); returns its category. NotFound if it
     does not exist. The history goes first: a version left behind could be taken for one of a later
-    memory of the same key."""
+    memory of the same key. The deletion takes the mind's next version, like any write."""
     if not is_service_id(mem_id):
         raise NotFound(NO_MEMORY)
-    if get(space, mem_id) is None:
+    found = get(space, mem_id)
+    if found is None:
         raise NotFound(NO_MEMORY)
     kept = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ProjectionExpression="pk, sk")
     db.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in kept])
-    try:
-        with db.translate():
-            answer = db.client().delete_item(
-                TableName=db.table(),
-                Key=db.key(space.pk, space.sk(nugget_sk(mem_id))),
-                ConditionExpression="attribute_exists(sk)",
-                ReturnValues="ALL_OLD",
-            )
-    except ClientError as exc:
-        if db.is_condition_failure(exc):
-            raise NotFound(NO_MEMORY) from exc
-        raise
-    bump_version(space)
-    return Category(answer["Attributes"]["category"]["S"])
-
-
-def bump_version(space: Space) -> None:
-    """Every write to a mind's memories sets a fresh version token (after the write: a reader that
-    saw the old token can only have read older data). Recall caches are checked against it."""
-    with db.translate():
-        db.client().put_item(
-            TableName=db.table(),
-            Item={**db.key(space.pk, space.sk(VERSION_TOKEN)), "v": s(uuid.uuid4().hex)},
-        )
-
-
-def get_version(space: Space) -> str:
-    item = db.get(space.pk, space.sk(VERSION_TOKEN))
-    return str(item["v"]["S"]) if item else ""
+    gone = {
+        "Delete": {
+            "TableName": db.table(),
+            "Key": db.key(space.pk, space.sk(nugget_sk(mem_id))),
+            "ConditionExpression": "attribute_exists(sk)",
+        }
+    }
+    for attempt in range(WRITE_ATTEMPTS):
+        failed = log.transact([gone, *log.step(space, log.read(space), [mem_id])])
+        if failed is None:
+            return found.memory.category
+        if failed and failed[0]:
+            raise NotFound(NO_MEMORY)
+        db.backoff(attempt)
+    raise db.busy()
 
 
 # --- reads ------------------------------------------------------------------------------------------
@@ -512,3 +503,43 @@ def read_columns(space: Space) -> Columns:
         ConsistentRead=True,
     )
     return columns(items)
+
+
+def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Item]:
+    """Some nugget items of a mind, consistent, in id order (BatchGetItem, 100 keys a call); an id
+    with no memory is left out."""
+    found: list[db.Item] = []
+    keys = [db.key(space.pk, space.sk(nugget_sk(i))) for i in dict.fromkeys(ids)]
+    for start in range(0, len(keys), 100):
+        pending: dict[str, Any] = {
+            db.table(): {
+                "Keys": keys[start : start + 100],
+                "ProjectionExpression": projection,
+                "ExpressionAttributeNames": _NAMES,
+                "ConsistentRead": True,
+            }
+        }
+        attempt = 0
+        while pending:
+            with db.translate():
+                answer = db.client().batch_get_item(RequestItems=pending)
+            found += answer.get("Responses", {}).get(db.table(), [])
+            pending = answer.get("UnprocessedKeys") or {}
+            if pending:
+                if attempt >= 8:
+                    raise db.busy()
+                db.backoff(attempt)
+                attempt += 1
+    found.sort(key=lambda item: item["sk"]["S"])
+    return found
+
+
+def read_columns_of(space: Space, ids: Sequence[str]) -> Columns:
+    """Some memories of a mind, as `read_columns` reads them (vectors included), in id order; an id
+    with no memory (deleted) is left out."""
+    return columns(_batch_get(space, ids, _ATTRS + ", emb"))
+
+
+def stored_of(space: Space, ids: Sequence[str]) -> dict[str, Stored]:
+    """Some memories of a mind with their revisions, by id (the ones that exist)."""
+    return {(st := from_item(space, item)).memory.id: st for item in _batch_get(space, ids, _ATTRS)}
