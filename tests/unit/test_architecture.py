@@ -41,7 +41,19 @@ LAYERS = {
 }
 RANK = {module: i for i, layer in enumerate(LAYERS.values()) for module in layer}
 # sort-key and partition prefixes of the table: only store/keys.py spells them
-KEY_PREFIXES = ("mem:", "nug:", "ses:", "msg:", "sum:", "ing:", "apikey:", "provider:", "key:", "mind:", "chg:")
+KEY_PREFIXES = (
+    "mem:",
+    "nug:",
+    "ses:",
+    "msg:",
+    "sum:",
+    "ing:",
+    "apikey:",
+    "provider:",
+    "key:",
+    "mind:",
+    "chg:",
+)
 
 
 def modules() -> dict[str, Path]:
