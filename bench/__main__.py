@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "e2e", "throughput")
+SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "e2e", "throughput")
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -68,10 +68,20 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) 
         from bench import handlers
 
         return handlers.ingest(runs=3 if quick else 9, log=_log)
+    elif section == "chatturn":
+        from bench import chatturn
+
+        return chatturn.run([1000] if quick else [1000, 10_000], repeat=5 if quick else 15, log=_log)
     elif section == "e2e":
         from bench import e2e
 
-        return e2e.run(e2e_sizes, runs=10 if quick else 30, runs_off=2 if quick else 3, log=_log)
+        return e2e.run(
+            e2e_sizes,
+            runs=10 if quick else 30,
+            runs_off=2 if quick else 3,
+            log=_log,
+            loop_sizes=[300] if quick else [1000, 5000],
+        )
     elif section == "throughput":
         from bench import e2e
 

@@ -396,13 +396,15 @@ def count_calls() -> Iterator[dict[str, int]]:
 
 
 def seed_moto(n: int, rng: np.random.Generator) -> np.ndarray:
-    """n nuggets of USER with int8 vectors, written in batches; then the version bump."""
+    """n nuggets of USER with int8 vectors, written in batches; then a step of the mind's version
+    (as after any write: an empty change-log entry)."""
     from synapse import store
-    from synapse.store import db
+    from synapse.store import changes, db
 
     vectors = unit_rows(rng, n)
     db.batch_write([{"PutRequest": {"Item": item}} for item in i8s_items(vectors, with_key=True)])
-    store.bump_version(store.Space(USER))
+    space = store.Space(USER)
+    changes.transact(changes.step(space, changes.read(space), []))
     return vectors
 
 

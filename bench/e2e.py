@@ -181,7 +181,39 @@ def measure(
     return out
 
 
-def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
+def write_loop(server: Server, user: str, runs: int) -> dict[str, Any]:
+    """Recalls with nothing written between (`quiet`), then a loop of (write one memory, recall): only
+    the recalls are timed. A write moves the mind's version: the recall catches up from the log."""
+    import requests
+
+    quiet = measure(server, user, runs)
+    session = requests.Session()
+    headers = {"Authorization": f"Bearer {server.token(user)}"}
+    samples: list[float] = []
+    for i in range(runs):
+        body = {
+            "category": "fact",
+            "key": f"loop_{i}",
+            "content": f"Loop memory {i}: moved the desk to room {i}",
+        }
+        session.post(f"{server.url}/memory", json=body, headers=headers, timeout=120).raise_for_status()
+        t0 = time.perf_counter()
+        r = session.post(
+            f"{server.url}/memory/recall",
+            json={"query": QUERIES[i % len(QUERIES)], "limit": 10},
+            headers=headers,
+            timeout=120,
+        )
+        if r.ok:
+            samples.append((time.perf_counter() - t0) * 1000)
+    after = summary(samples) if samples else {"median_ms": None, "p95_ms": None, "min_ms": None, "n": 0}
+    ratio = after["median_ms"] / quiet["median_ms"] if after["median_ms"] and quiet["median_ms"] else None
+    return {"quiet": quiet, "after_write": after, "ratio": round(ratio, 3) if ratio is not None else None}
+
+
+def run(
+    sizes: list[int], runs: int, runs_off: int, log: Any, loop_sizes: list[int] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"embedder": "none (LOCAL_EMBEDDER=none: full-text ranking only)", "sizes": {}}
     for mode, extra, count in (("cache_on", {}, runs), ("cache_off", {"RECALL_CACHE": "off"}, runs_off)):
         rng = np.random.default_rng(13)
@@ -202,6 +234,13 @@ def run(sizes: list[int], runs: int, runs_off: int, log: Any) -> dict[str, Any]:
                             server, f"bench{n}", count, "/memory/context", {"sessionId": "chat", "recent": 5}
                         )
                         log(f"  e2e context n={n}: {row['context_cache_on']}")
+                if mode == "cache_on":
+                    for n in loop_sizes or []:
+                        user = f"loop{n}"
+                        seed(server, user, n, rng)
+                        loop = write_loop(server, user, runs)
+                        out.setdefault("write_loop", {})[str(n)] = loop
+                        log(f"  e2e write loop n={n}: {loop}")
             finally:
                 server.stop()
     return out

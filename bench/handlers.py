@@ -12,7 +12,6 @@ import numpy as np
 
 from bench.common import (
     ALICE_WHO,
-    USER,
     StubEmbedder,
     count_calls,
     moto_aws,
@@ -57,7 +56,7 @@ def overlap(runs: int, log: Any) -> dict[str, Any]:
 
 
 def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
-    from synapse import embeddings, store
+    from synapse import embeddings, recall, store
 
     body = {"query": "which editor theme does the user like", "limit": 5}
     embedder = StubEmbedder(query_delay=EMBED_DELAY if delayed else 0.0)
@@ -84,7 +83,7 @@ def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
         with patched(embeddings, "get_embedder", lambda *_a, **_k: embedder):
             _call(fn, "POST", "/memory/recall", body)  # imports, pools, first client use
             for _ in range(runs):
-                store.bump_version(store.Space(USER))  # every recall cold: the partition Query happens
+                recall.CACHE.clear()  # every recall cold (a new container): the partition Query happens
                 with count_calls() as calls:
                     t0 = time.perf_counter()
                     _call(fn, "POST", "/memory/recall", body)

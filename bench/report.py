@@ -268,6 +268,49 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                         f"{ratio:.2f}×, n={c['n']}" if ratio is not None else "no samples",
                     )
                 )
+    ct = results.get("chatturn")
+    if ct:
+        for t in ct["turns"]:
+            pair, base = t["pair"], t["full_reads_baseline"]
+            target, ok = "info", None
+            if t["n"] == 10_000:
+                target = "≤ 1 % of a full read (≤ 31 RCU)"
+                ok = pair["rcu"] <= 31 and t["ratio_rcu"] <= 0.01
+            rows.append(
+                _check(
+                    f"chat turn (recall, then ingest of 2 messages), warm, {t['n']} memories: read units",
+                    f"{pair['rcu']} RCU, {pair['bytes']:,} B read ({pair['rcu_by_operation']})",
+                    target,
+                    ok,
+                    f"full reads (today): {base['rcu']:,} RCU, {base['bytes']:,} B",
+                    f"{t['ratio_rcu'] * 100:.2f} % of the RCU, {t['ratio_bytes'] * 100:.3f} % of the bytes",
+                )
+            )
+        cu = ct["corpus_update"]
+        rows.append(
+            _check(
+                f"corpus update after one write, {cu['n']} (recall.apply)",
+                f"{cu['apply_one']['median_ms']} ms",
+                "≤ 5 % of the rebuild",
+                cu["ratio"] <= 0.05,
+                f"rebuild from the full read: {cu['rebuild_after_one_write']['median_ms']} ms; "
+                f"cold build {cu['cold_build']['median_ms']} ms",
+                f"{cu['ratio'] * 100:.1f} %",
+            )
+        )
+    if ee and "write_loop" in ee:
+        for n, r in ee["write_loop"].items():
+            ratio = r["ratio"]
+            rows.append(
+                _check(
+                    f"POST /memory/recall {n}, a memory written before each (POST /memory)",
+                    f"p50 {r['after_write']['median_ms']} ms",
+                    "≤ 1.5× recall with nothing written",
+                    ratio is not None and ratio <= 1.5,
+                    f"nothing written between: p50 {r['quiet']['median_ms']} ms",
+                    f"{ratio:.2f}×" if ratio is not None else "no samples",
+                )
+            )
     tp = results.get("throughput")
     if tp:
         for scenario, r in tp["scenarios"].items():
