@@ -35,7 +35,16 @@ def modelled(n: int, rng: np.random.Generator) -> dict[str, Any]:
     sample = min(n, 500)  # number lists are big to build: sized on a sample, scaled
     nl_sizes = [item_size(nugget_item(i, number_list(vectors[i]), with_key=True)) for i in range(sample)]
     nl = [nl_sizes[i % sample] for i in range(n)]
-    ver_item = {"pk": {"S": f"mem:{USER}"}, "sk": {"S": "ver"}, "v": {"S": "0" * 32}}
+    # the version item as the chat flow leaves it: seq, epoch, its latest writes' ids (at most
+    # RECENT entries of RECENT_MAX_IDS ids: here the full three entries of five ids, its largest)
+    entry = {"M": {"s": {"N": "123456"}, "ids": {"L": [{"S": "0" * 36}] * 5}}}
+    ver_item = {
+        "pk": {"S": f"mem:{USER}"},
+        "sk": {"S": "ver"},
+        "seq": {"N": "123456"},
+        "epoch": {"S": "0" * 32},
+        "recent": {"L": [entry] * 3},
+    }
     ver = item_size(ver_item)
     get_rcu = math.ceil(ver / RCU_BYTES)
     cold = query_cost(i8)

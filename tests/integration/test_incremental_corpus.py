@@ -167,20 +167,38 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     before = recall.load_corpus(space, MODEL_KEY)
     # When one memory is written and the next recall loads the corpus
     memories.put(who, MemoryIn(category=Category.fact, key="k3", content="I moved to Berlin"))
+    calls = spy(monkeypatch)
+    after = recall.load_corpus(space, MODEL_KEY)
+    # Then it read the version (which names the latest writes' ids) and that one memory: never the
+    # mind's memories, not even the log
+    assert after is before and "I moved to Berlin" in after.contents
+    assert [c[0] for c in calls] == ["get_item", "batch_get_item"]
+    (batch,) = calls[1][1]["RequestItems"].values()
+    assert len(batch["Keys"]) == 1
+    # And when it is further behind than the version item tells, it reads the log's entries
+    for i in range(5):
+        memories.put(who, MemoryIn(category=Category.fact, key=f"new{i}", content=f"new fact {i}"))
+    memories.delete(who, after.ids[0])
+    calls.clear()
+    again = recall.load_corpus(space, MODEL_KEY)
+    assert again is before and len(again) == 40 + 5 - 1
+    assert [c[0] for c in calls] == ["get_item", "query", "batch_get_item"]
+    assert "chg:" in str(calls[1][1]["ExpressionAttributeValues"])
+    (batch,) = calls[2][1]["RequestItems"].values()
+    assert len(batch["Keys"]) == 6
+    same_corpus(again, recall.build_corpus(store.read_columns(space), "", MODEL_KEY))
+
+
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """The DynamoDB calls made from now on (name, parameters)."""
     calls: list[tuple[str, Any]] = []
     client = store.client()
     for name in ("query", "get_item", "batch_get_item"):
         real = getattr(client, name)
 
-        def spy(*args: Any, _name: str = name, _real: Any = real, **kwargs: Any) -> Any:
+        def record(*args: Any, _name: str = name, _real: Any = real, **kwargs: Any) -> Any:
             calls.append((_name, kwargs))
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(client, name, spy)
-    after = recall.load_corpus(space, MODEL_KEY)
-    # Then it read the version, one log entry and that one memory — never the mind's memories
-    assert after is before and "I moved to Berlin" in after.contents
-    assert [c[0] for c in calls] == ["get_item", "query", "batch_get_item"]
-    assert "chg:" in str(calls[1][1]["ExpressionAttributeValues"])
-    (batch,) = calls[2][1]["RequestItems"].values()
-    assert len(batch["Keys"]) == 1
+        monkeypatch.setattr(client, name, record)
+    return calls

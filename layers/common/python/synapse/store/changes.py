@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -25,6 +25,11 @@ from synapse.store.codec import n, s
 from synapse.store.keys import CHANGE, VERSION_TOKEN, Space, change_sk
 
 CHANGE_LOG_DAYS = 7  # a container further behind than this reads its mind again (never in practice)
+# the version item also carries the last few entries (small ones): a reader one or two writes behind,
+# the chat flow's case, learns the ids from the GetItem it makes anyway, without the log's Query; kept
+# small so that the item stays under 1 KB
+RECENT = 3
+RECENT_MAX_IDS = 5
 CANCELLED = "TransactionCanceledException"
 
 
@@ -34,6 +39,8 @@ class Version:
 
     epoch: str = ""
     seq: int = 0
+    # (seq, ids) of the latest writes of at most RECENT_MAX_IDS ids, oldest first (not compared)
+    recent: tuple[tuple[int, tuple[str, ...]], ...] = field(default=(), compare=False)
 
     @property
     def token(self) -> str:
@@ -47,7 +54,11 @@ def read(space: Space) -> Version:
         return Version()
     if "seq" not in item:  # a first-release token: no log behind it
         return Version(epoch="legacy-" + str(item.get("v", {}).get("S", "")), seq=0)
-    return Version(epoch=str(item["epoch"]["S"]), seq=int(item["seq"]["N"]))
+    recent = tuple(
+        (int(e["M"]["s"]["N"]), tuple(v["S"] for v in e["M"]["ids"]["L"]))
+        for e in item.get("recent", {}).get("L", [])
+    )
+    return Version(epoch=str(item["epoch"]["S"]), seq=int(item["seq"]["N"]), recent=recent)
 
 
 def step(space: Space, read_as: Version, ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -56,11 +67,20 @@ def step(space: Space, read_as: Version, ids: Sequence[str]) -> list[dict[str, A
     nxt = read_as.seq + 1
     # a new version item (none yet, or a first-release token) starts a new epoch
     epoch = read_as.epoch if read_as.seq > 0 else uuid.uuid4().hex
+    unique = list(dict.fromkeys(ids))
+    recent = list(read_as.recent) if read_as.seq > 0 else []
+    if len(unique) <= RECENT_MAX_IDS:
+        recent.append((nxt, tuple(unique)))
+    else:
+        recent = []  # (a gap would hide this write from readers of `recent`: they read the log)
+    kept = {
+        "L": [{"M": {"s": n(seq), "ids": {"L": [s(i) for i in entry]}}} for seq, entry in recent[-RECENT:]]
+    }
     update: dict[str, Any] = {
         "TableName": db.table(),
         "Key": db.key(space.pk, space.sk(VERSION_TOKEN)),
-        "UpdateExpression": "SET seq = :next, epoch = :epoch REMOVE v",
-        "ExpressionAttributeValues": {":next": n(nxt), ":epoch": s(epoch)},
+        "UpdateExpression": "SET seq = :next, epoch = :epoch, recent = :recent REMOVE v",
+        "ExpressionAttributeValues": {":next": n(nxt), ":epoch": s(epoch), ":recent": kept},
     }
     if read_as.seq > 0:
         update["ConditionExpression"] = "seq = :seq"
@@ -69,7 +89,7 @@ def step(space: Space, read_as: Version, ids: Sequence[str]) -> list[dict[str, A
         update["ConditionExpression"] = "attribute_not_exists(seq)"
     entry = {
         **db.key(space.pk, space.sk(change_sk(nxt))),
-        "ids": {"L": [s(i) for i in dict.fromkeys(ids)]},
+        "ids": {"L": [s(i) for i in unique]},
         "ttl": n(int(time.time()) + CHANGE_LOG_DAYS * 86400),
     }
     return [{"Update": update}, {"Put": {"TableName": db.table(), "Item": entry}}]
@@ -96,6 +116,10 @@ def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
         return None
     if now.seq == since.seq:
         return []
+    wanted = range(since.seq + 1, now.seq + 1)
+    known = {seq: entry for seq, entry in now.recent}
+    if all(seq in known for seq in wanted):
+        return list(dict.fromkeys(i for seq in wanted for i in known[seq]))
     items = db.items(
         {
             "TableName": db.table(),
