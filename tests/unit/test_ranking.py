@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from synapse import ranking
 from synapse.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
@@ -296,3 +298,39 @@ def test_relevance_with_no_lexical_match_skips_feedback() -> None:
     got = ranking.relevance(bm, docs, ["zzz"], dense)
     assert top_k(got, 1).tolist() == [1]
     assert ranking.relevance(BM25([]), [], ["a"], None).shape == (0,)
+
+
+# --- BM25 one document at a time ------------------------------------------------------------------
+
+_VOCAB = ["coffee", "tea", "berlin", "bangkok", "ข้าว", "ซอย", "dark", "theme"]
+_doc = st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=6)
+_edit = st.tuples(st.sampled_from(["insert", "remove", "replace"]), st.integers(0, 50), _doc)
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.lists(_doc, max_size=8), edits=st.lists(_edit, max_size=25))
+def test_a_bm25_changed_one_document_at_a_time_scores_exactly_like_a_new_one(
+    start: list[list[str]], edits: list[tuple[str, int, list[str]]]
+) -> None:
+    docs = [list(d) for d in start]
+    index = BM25(docs)
+    for kind, at, tokens in edits:
+        # every term scored before each edit (so cached weights exist and must be forgotten)
+        index.scores(_VOCAB)
+        if kind == "insert":
+            pos = at % (len(docs) + 1)
+            index.insert(pos, tokens)
+            docs.insert(pos, list(tokens))
+        elif docs and kind == "remove":
+            pos = at % len(docs)
+            index.remove(pos, docs.pop(pos))
+        elif docs:
+            pos = at % len(docs)
+            # same length as before half of the time: the statistics stay, the posting changes
+            new = (tokens * 6)[: len(docs[pos])] if at % 2 else tokens
+            index.replace(pos, docs[pos], new)
+            docs[pos] = list(new)
+        fresh = BM25(docs)
+        assert (index.n_docs, index.total_len) == (fresh.n_docs, fresh.total_len)
+        for term in _VOCAB:
+            assert np.array_equal(index.scores([term]), fresh.scores([term])), term

@@ -302,7 +302,10 @@ class BM25:
     documents and their positions: a BM25 changed step by step scores exactly like one built anew.
     """
 
-    __slots__ = ("_free", "_lengths", "_postings", "_row", "_slot", "b", "k1", "n_docs", "total_len")
+    __slots__ = (
+        "_free", "_lengths", "_postings", "_row", "_slot", "_stats", "_weights",
+        "b", "k1", "n_docs", "total_len",
+    )  # fmt: skip
 
     def __init__(self, docs: Sequence[Sequence[str]], *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
@@ -332,6 +335,10 @@ class BM25:
         self._row = np.arange(self.n_docs, dtype=np.int64)  # slot → position (-1: a free slot)
         self._slot: list[int] = list(range(self.n_docs))  # position → slot
         self._free: list[int] = []
+        # each queried term's weights, valid while (n_docs, total_len) and its posting are unchanged:
+        # a warm corpus scores as cheaply as with weights computed at build time
+        self._weights: dict[str, FloatArray] = {}
+        self._stats = (self.n_docs, self.total_len)
 
     def __len__(self) -> int:
         return self.n_docs
@@ -354,18 +361,25 @@ class BM25:
         A term repeated in the query counts once per occurrence.
         """
         out = np.zeros(self.n_docs, dtype=np.float32)
-        k1, b, avgdl = self.k1, self.b, self.avgdl
+        if self._stats != (self.n_docs, self.total_len):
+            self._weights.clear()
+            self._stats = (self.n_docs, self.total_len)
         for term, qtf in Counter(query_tokens).items():
             posting = self._postings.get(term)
             if posting is None:
                 continue
-            slots, tf = posting
-            idf = math.log1p((self.n_docs - len(slots) + 0.5) / (len(slots) + 0.5))
-            norm = k1 * (1.0 - b + b * self._lengths[slots] / np.float32(avgdl))
-            tf64 = tf.astype(np.float64)  # (as the weights were always computed: in float64)
-            weight = (idf * tf64 * (k1 + 1.0) / (tf64 + norm)).astype(np.float32)
-            out[self._row[slots]] += weight * np.float32(qtf)
+            weight = self._weights.get(term)
+            if weight is None:
+                weight = self._weights[term] = self._weight(*posting)
+            out[self._row[posting[0]]] += weight * np.float32(qtf)
         return out
+
+    def _weight(self, slots: IntArray, tf: FloatArray) -> FloatArray:
+        k1, b = self.k1, self.b
+        idf = math.log1p((self.n_docs - len(slots) + 0.5) / (len(slots) + 0.5))
+        norm = k1 * (1.0 - b + b * self._lengths[slots] / np.float32(self.avgdl))
+        tf64 = tf.astype(np.float64)  # (as the weights were always computed: in float64)
+        return np.asarray((idf * tf64 * (k1 + 1.0) / (tf64 + norm)).astype(np.float32))
 
     # --- one document at a time ------------------------------------------------------------------
 
@@ -405,6 +419,7 @@ class BM25:
 
     def _add_terms(self, slot: int, tokens: Sequence[str]) -> None:
         for term, count in Counter(tokens).items():
+            self._weights.pop(term, None)
             posting = self._postings.get(term)
             if posting is None:
                 self._postings[term] = (np.array([slot], np.int64), np.array([count], np.float32))
@@ -413,6 +428,7 @@ class BM25:
 
     def _drop_terms(self, slot: int, tokens: Sequence[str]) -> None:
         for term in set(tokens):
+            self._weights.pop(term, None)
             slots, tf = self._postings[term]
             keep = slots != slot
             if keep.any():
