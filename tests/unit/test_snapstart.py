@@ -4,6 +4,7 @@ warmed before the snapshot, and what no restored container may share."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import random
 import sys
 import types
@@ -98,7 +99,7 @@ def test_before_the_snapshot_the_lazy_imports_and_the_service_models_are_loaded_
     # Then the function's lazy imports are made, DynamoDB's client was built once
     assert set(snapstart.WARM["memory_recall"]) <= set(imported)
     assert {"synapse.embeddings", "synapse.ranking", "google.genai"} <= set(sys.modules)
-    assert loaded == ["dynamodb"]
+    assert loaded == ["dynamodb", "kms"]  # (a user's own Gemini key is decrypted with KMS)
     # and no credentials were resolved, no client is cached for the requests to use
     assert asked == []
     assert db.client.cache_info().currsize == 0  # type: ignore[attr-defined]
@@ -133,3 +134,14 @@ def test_after_a_restore_random_is_reseeded_and_only_the_session_and_settings_su
     assert settings() is config
     assert db.client() is not client
     assert not providers._cache
+
+
+def test_the_warm_up_tables_name_real_functions_and_modules() -> None:
+    from tests.unit.test_cold_imports import ROOT
+
+    names = {p.parent.name for p in (ROOT / "functions").glob("*/app.py")}
+    assert set(snapstart.WARM) <= names
+    assert set(snapstart.SERVICES) <= names
+    for modules in snapstart.WARM.values():
+        for module in modules:
+            assert importlib.util.find_spec(module) is not None, module

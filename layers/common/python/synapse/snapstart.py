@@ -56,13 +56,23 @@ WARM: dict[str, tuple[str, ...]] = {
     "summarize_session": ("synapse.llm", "google.genai"),
     "mcp": ("synapse.mcp_tools", "synapse.embeddings", "google.genai", "synapse.ranking"),
 }
-# the AWS services a function's requests call (DynamoDB for every function but these)
+# the AWS services a function's requests call (DynamoDB for every function but the first three): the
+# model functions decrypt a user's own Gemini key with KMS, ingest also publishes to EventBridge
+_KMS = ("dynamodb", "kms")
 SERVICES: dict[str, tuple[str, ...]] = {
     "health": (),
     "docs": (),
     "console": (),
-    "providers_put": ("dynamodb", "kms"),
-    "memory_ingest": ("dynamodb", "events"),
+    "providers_put": _KMS,
+    "memory_create": _KMS,
+    "memory_update": _KMS,
+    "memory_restore": _KMS,
+    "memory_recall": _KMS,
+    "memory_context": _KMS,
+    "memory_summarize": _KMS,
+    "summarize_session": _KMS,
+    "mcp": _KMS,
+    "memory_ingest": ("dynamodb", "kms", "events"),
 }
 
 _registered = False
