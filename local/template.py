@@ -137,6 +137,20 @@ class Template:
                 out[name] = res.get("Properties") or {}
         return out
 
+    def chosen(self, value: Any) -> Any:
+        """`Fn::If` as CloudFormation resolves it with the parameters' defaults (the local run deploys
+        nothing: e.g. SnapStart is off, so the authorizer is the function itself, not its alias).
+        Conditions of the form `Fn::Equals [Ref <parameter>, <value>]` only; other values as they are."""
+        if not (isinstance(value, dict) and set(value) == {"Fn::If"}):
+            return value
+        name, when_true, when_false = value["Fn::If"]
+        test = ((self.raw.get("Conditions") or {}).get(name)) or {}
+        left, right = test.get("Fn::Equals") or (None, None)
+        if not (isinstance(left, dict) and set(left) == {"Ref"} and left["Ref"] in self.parameters):
+            raise ValueError(f"condition {name}: only Fn::Equals of a parameter and a value is understood")
+        default = (self.parameters[left["Ref"]] or {}).get("Default")
+        return self.chosen(when_true if str(default) == str(right) else when_false)
+
     def table_name(self, logical_id: str) -> str:
         name = self.tables[logical_id].get("TableName")
         return name if isinstance(name, str) else logical_id
@@ -302,7 +316,7 @@ def _find_authorizer(tpl: Template) -> AuthorizerDef | None:
         if not default or default not in authorizers:
             continue
         conf = authorizers[default] or {}
-        fn = _getatt_resource(conf.get("FunctionArn"))
+        fn = _getatt_resource(tpl.chosen(conf.get("FunctionArn")))
         if fn is None or fn not in tpl.functions:
             raise ValueError(f"authorizer {default} does not point at a function of the template")
         headers = ((conf.get("Identity") or {}).get("Headers")) or ["Authorization"]

@@ -11,9 +11,11 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from synapse import auth
+from synapse import auth, snapstart
 from synapse.errors import Unauthorized, UpstreamUnavailable
 from synapse.observability import logger
+
+snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda)
 
 
 @logger.inject_lambda_context(clear_state=True)

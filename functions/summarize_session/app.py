@@ -5,8 +5,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import sessions
+from synapse import sessions, snapstart
 from synapse.observability import logger, tracer
+
+snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -37,7 +37,7 @@ LAYERS = {
         "sessions",
         "privacy",
     },
-    "http": {"api", "mcp_tools"},
+    "http": {"api", "mcp_tools", "snapstart"},
 }
 RANK = {module: i for i, layer in enumerate(LAYERS.values()) for module in layer}
 # sort-key and partition prefixes of the table: only store/keys.py spells them

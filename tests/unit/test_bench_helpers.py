@@ -146,3 +146,44 @@ def test_import_rows_judge_the_bare_figure_and_show_the_runtime_one() -> None:
     assert row["value"] == "320.0 ms"
     assert "after the runtime's imports 280.0 ms" in row["note"]
     assert "after the runtime's imports 240.0 ms" in rows["import floor of the stack"]["baseline"]
+
+
+def test_import_rows_judge_the_excess_over_the_floor_of_the_same_run() -> None:
+    from bench.coldstart import judge
+
+    row = {
+        "import_ms": 380.0,
+        "import_cpu_ms": 370.0,
+        "min_cpu_ms": 360.0,
+        "floor_min_cpu_ms": 320.0,
+        "excess_cpu_ms": 40.0,
+        "excess_cpu_ms_paired_median": 44.0,
+        "excess_ms": 47.0,
+        "heavy_imported": [],
+        "google_genai_imported": False,
+        "calls_a_model": False,
+        "judged": True,
+        "heaviest_ms": {"botocore": 90.0},
+        "pass": judge("health", 40.0, []),
+    }
+    model = {**row, "calls_a_model": True, "judged": False, "excess_cpu_ms": 140.0, "pass": None}
+    results = {
+        "coldstart": {
+            "imports": {
+                "stack_floor_ms": 330.0,
+                "stack_floor_cpu_ms": 325.0,
+                "stack_floor_min_cpu_ms": 320.0,
+                "excess_limit_ms": 50.0,
+                "functions": {"health": row, "memory_recall": model},
+            },
+            "layer": {"unzipped_mb": 150.0, "largest_mb": {"numpy": 40.0}},
+        }
+    }
+    rows = {r["figure"]: r for r in checks(results)}
+    assert rows["import health"]["pass"] is True
+    assert rows["import health"]["value"] == "+40.0 ms CPU"
+    assert rows["import memory_recall"]["pass"] is None  # a model function is reported, not judged
+    assert "fastest 320.0 ms CPU" in rows["import floor of the stack"]["value"]
+    assert judge("health", 50.1, []) is False
+    assert judge("health", 10.0, ["numpy"]) is False  # a heavy package at init fails whatever the time
+    assert judge("docs", 900.0, []) is None

@@ -29,3 +29,21 @@ def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.Monk
     assert recall.CACHE.stale("alice", None) is None
     assert not providers._cache
     assert built() == 2
+
+
+def test_a_reset_can_keep_named_caches() -> None:
+    # Given two per-container values
+    @state.per_container
+    def session() -> object:
+        return object()
+
+    @state.per_container
+    def client() -> object:
+        return object()
+
+    kept, dropped = session(), client()
+    # When the state is reset, keeping the first
+    state.reset(keep=(session,))
+    # Then the first is the same object and the second is built again
+    assert session() is kept
+    assert client() is not dropped

@@ -94,6 +94,19 @@ KMS_DECRYPTERS = {
 }
 
 
+NO_VALUE = {"Ref": "AWS::NoValue"}
+
+
+def _when(value: Any, *, snapstart: bool) -> Any:
+    """A value as deployed with SnapStart=on or off: `Fn::If [SnapStartOn, a, b]` resolved (what
+    AWS::LanguageExtensions does before the SAM transform), anything else as it is."""
+    if isinstance(value, dict) and set(value) == {"Fn::If"}:
+        condition, when_on, when_off = value["Fn::If"]
+        assert condition == "SnapStartOn"
+        return _when(when_on if snapstart else when_off, snapstart=snapstart)
+    return value
+
+
 def _camel(dirname: str) -> str:
     return "".join(part.capitalize() for part in dirname.split("_")) + "Function"
 
@@ -203,7 +216,9 @@ def test_authorizer_is_the_default_and_caches_at_most_a_minute(template: dict[st
     # Then every route goes through the Lambda authorizer (v2 payload, simple responses),
     # keyed on the Authorization header, cached ≤ 60 s so a revoked key dies within a minute
     assert auth["DefaultAuthorizer"] == "LambdaAuthorizer"
-    assert authorizer["FunctionArn"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
+    # (SnapStart=on: the authorizer's alias, like every route's; see the SnapStart tests below)
+    assert _when(authorizer["FunctionArn"], snapstart=False) == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
+    assert _when(authorizer["FunctionArn"], snapstart=True) == {"Ref": "AuthorizerFunction.Alias"}
     assert authorizer["AuthorizerPayloadFormatVersion"] == "2.0"
     assert authorizer["EnableSimpleResponses"] is True
     assert authorizer["Identity"]["Headers"] == ["Authorization"]
@@ -427,3 +442,42 @@ def test_sample_summary_event_matches_the_rule(functions: dict[str, dict[str, An
     assert event["source"] in pattern["source"]
     assert event["detail-type"] in pattern["detail-type"]
     assert set(event["detail"]) == {"userId", "sessionId", "msgCount"}
+
+
+def test_snapstart_is_a_parameter_and_off_by_default(template: dict[str, Any]) -> None:
+    # Given the SnapStart parameter and its condition
+    param = template["Parameters"]["SnapStart"]
+    # Then it is on or off, off unless asked for
+    assert param["AllowedValues"] == ["on", "off"]
+    assert param["Default"] == "off"
+    assert template["Conditions"]["SnapStartOn"] == {"Fn::Equals": [{"Ref": "SnapStart"}, "on"]}
+    # And AWS::LanguageExtensions runs before SAM: SAM refuses Fn::If in AutoPublishAlias, the
+    # language extensions resolve it from the parameters first
+    assert template["Transform"] == ["AWS::LanguageExtensions", "AWS::Serverless-2016-10-31"]
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["SnapStart=on", "SnapStart=off"])
+def test_snapstart_on_gives_every_function_snapshots_and_an_alias_and_off_neither(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]], on: bool
+) -> None:
+    # Given every function, all of them Python (the runtime of the globals, never overridden)
+    glob = template["Globals"]["Function"]
+    assert glob["Runtime"] == "python3.13"
+    for name, res in functions.items():
+        props = {**glob, **res["Properties"]}
+        assert props["Runtime"] == "python3.13", name
+        # When the stack is deployed with SnapStart on (off)
+        snap = _when(props.get("SnapStart", NO_VALUE), snapstart=on)
+        alias = _when(props.get("AutoPublishAlias", NO_VALUE), snapstart=on)
+        # Then each function has SnapStart on its published versions and the alias `live`, which
+        # SAM makes the target of its HttpApi events and event rules (off: neither, $LATEST)
+        if on:
+            assert snap == {"ApplyOn": "PublishedVersions"}, name
+            assert alias == "live", name
+        else:
+            assert snap == NO_VALUE, name
+            assert alias == NO_VALUE, name
+        # (an AutoPublishAlias in the globals would not be resolved: the language extensions do not
+        # read the Globals section, so it stays on each function)
+        assert "AutoPublishAlias" in res["Properties"], name
+    assert "AutoPublishAlias" not in glob

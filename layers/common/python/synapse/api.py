@@ -25,6 +25,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from synapse import snapstart
 from synapse.errors import (
     InvalidJson,
     NotFound,
@@ -44,6 +45,8 @@ MAX_JSON_DEPTH = 64
 JSON = "application/json; charset=utf-8"
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
+
+snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda): every HTTP function imports api
 
 # the body as `_precheck` parsed it, so that the resolver does not parse it again (`json_body`)
 _parsed: ContextVar[tuple[str, Any] | None] = ContextVar("parsed_body", default=None)

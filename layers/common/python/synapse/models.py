@@ -463,6 +463,8 @@ class IngestIn(Body):
 class ExtractedNugget(BaseModel):
     """A memory an extractor proposes; (category, key) is its identity within the mind."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: only ingest extracts
+
     category: Category
     key: str = Field(pattern=KEY_PATTERN)
     content: str = Field(min_length=1, max_length=MAX_CONTENT)
@@ -474,6 +476,8 @@ class ExtractedNugget(BaseModel):
 
 class ExistingKey(BaseModel):
     """A key the mind already has, shown to the extractor so that a changed fact reuses it."""
+
+    model_config = ConfigDict(defer_build=True)
 
     category: Category
     key: str

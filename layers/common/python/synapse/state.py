@@ -7,7 +7,7 @@ Each is created lazily, on first use (never at import), through `per_container` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 from typing import Any, TypeVar
 
@@ -29,7 +29,10 @@ def per_container(fn: F) -> F:
     return cached  # type: ignore[return-value]
 
 
-def reset() -> None:
-    """Forget every client and cache of this container (tests, benchmarks, a changed environment)."""
+def reset(*, keep: Collection[Callable[..., Any]] = ()) -> None:
+    """Forget every client and cache of this container (tests, benchmarks, a changed environment),
+    but the `per_container` functions in `keep` (a SnapStart restore keeps the warmed session)."""
+    kept = {id(fn) for fn in keep}
     for clear in list(_resets):
-        clear()
+        if id(getattr(clear, "__self__", None)) not in kept:
+            clear()
