@@ -83,12 +83,13 @@ def test_grids_start_with_the_service_defaults_and_hold_no_duplicates() -> None:
     assert any(p.feedback_docs == 0 for p in cv.hybrid_grid())  # "no feedback" is a choice too
 
 
-def test_defaults_are_todays_values() -> None:
-    """The service is unchanged: the dataclass holds what the constants held."""
+def test_defaults_are_the_values_the_readme_reports() -> None:
+    """The service's values (the pick on all five conversations under the Thai constraint)."""
     assert RankingParams() == DEFAULTS
-    assert (DEFAULTS.method, DEFAULTS.dense_weight, DEFAULTS.rrf_k) == ("minmax", 0.5, 60.0)
-    assert (DEFAULTS.feedback_docs, DEFAULTS.feedback_terms, DEFAULTS.feedback_weight) == (3, 20, 0.35)
-    assert (DEFAULTS.bm25_k1, DEFAULTS.bm25_b) == (1.2, 0.75)
+    assert (DEFAULTS.method, DEFAULTS.dense_weight, DEFAULTS.rrf_k) == ("minmax", 0.4, 60.0)
+    assert (DEFAULTS.feedback_docs, DEFAULTS.feedback_terms, DEFAULTS.feedback_weight) == (2, 20, 0.5)
+    assert (DEFAULTS.bm25_k1, DEFAULTS.bm25_b) == (0.9, 0.5)
+    assert (ranking.DEFAULT_DENSE_WEIGHT, ranking.FEEDBACK_DOCS) == (0.4, 2)  # the old names follow
     nudges = (DEFAULTS.priority_nudge, DEFAULTS.recency_nudge, DEFAULTS.recency_half_life_days)
     assert nudges == (0.02, 0.02, 30.0)
 
@@ -151,3 +152,12 @@ def test_estimate_reports_every_method_and_fold(
         assert [f["held_out"] for f in m["folds"]] == ["a", "b"]
         assert set(m["held_out"]) == {"R@5", "R@10", "R@25"}
     assert report["methods"]["dense"]["held_out"] == report["methods"]["dense"]["in_sample_defaults"]
+
+
+def test_folds_pick_only_among_allowed_choices() -> None:
+    """The Thai constraint: a choice that is not allowed is never picked, even where it is best."""
+    res = cv.leave_one_out(RESULTS, allowed=[True, False, True])
+    assert all(f.choice != 1 for f in res.folds)
+    assert res.folds[2].choice == 0  # choice 1 would have won this fold
+    assert res.best_in_sample_choice == 2
+    assert cv.leave_one_out(RESULTS, allowed=[True, False, False]).best_in_sample_choice == 0
