@@ -84,12 +84,12 @@ def test_grids_start_with_the_service_defaults_and_hold_no_duplicates() -> None:
 
 
 def test_defaults_are_the_values_the_readme_reports() -> None:
-    """The service's values (the pick on all five conversations under the Thai constraint)."""
+    """The service's values: fusion and feedback as before, BM25 k1 0.9 / b 0.5 (README)."""
     assert RankingParams() == DEFAULTS
-    assert (DEFAULTS.method, DEFAULTS.dense_weight, DEFAULTS.rrf_k) == ("minmax", 0.4, 60.0)
-    assert (DEFAULTS.feedback_docs, DEFAULTS.feedback_terms, DEFAULTS.feedback_weight) == (2, 20, 0.5)
+    assert (DEFAULTS.method, DEFAULTS.dense_weight, DEFAULTS.rrf_k) == ("minmax", 0.5, 60.0)
+    assert (DEFAULTS.feedback_docs, DEFAULTS.feedback_terms, DEFAULTS.feedback_weight) == (3, 20, 0.35)
     assert (DEFAULTS.bm25_k1, DEFAULTS.bm25_b) == (0.9, 0.5)
-    assert (ranking.DEFAULT_DENSE_WEIGHT, ranking.FEEDBACK_DOCS) == (0.4, 2)  # the old names follow
+    assert (ranking.DEFAULT_DENSE_WEIGHT, ranking.FEEDBACK_DOCS) == (0.5, 3)  # the old names follow
     nudges = (DEFAULTS.priority_nudge, DEFAULTS.recency_nudge, DEFAULTS.recency_half_life_days)
     assert nudges == (0.02, 0.02, 30.0)
 
