@@ -118,15 +118,18 @@ def table(rows: dict[str, dict[int, float]]) -> str:
 
 
 def cross_validate(
-    convs: Sequence[Conversation], embedder: str, ranked: list[list[list[int]]] | None
+    convs: Sequence[Conversation], embedder: str, ranked: list[list[list[int]]] | None, *, folds: bool = True
 ) -> dict[str, Any]:
-    """The leave-one-conversation-out report; with the API's ranked lists, also how closely the
-    offline replica of the service (defaults) agrees with what POST /memory/recall returned."""
+    """The leave-one-conversation-out report (`folds`, with two conversations or more); with the
+    API's ranked lists, also how closely the offline replica of the service (defaults) agrees with
+    what POST /memory/recall returned."""
     emb = local_embedder(embedder)
     cached = offline.CachedEmbedder(emb) if emb is not None else None
     views = [cv.service_view(c, cached, KeyMap.of(c).keys) for c in convs]
-    thai = cv.thai_view(THAI_DATA, cached) if cached is not None and THAI_DATA.exists() else None
-    report = cv.estimate(views, log=_log, thai=thai)
+    report: dict[str, Any] = {"methods": {}}
+    if folds and len(views) > 1:
+        thai = cv.thai_view(THAI_DATA, cached) if cached is not None and THAI_DATA.exists() else None
+        report = cv.estimate(views, log=_log, thai=thai)
     if ranked is not None and cached is not None:
         same = overlap = 0.0
         count = 0
@@ -283,10 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         offline_s = time.perf_counter() - t0
     loo: dict[str, Any] | None = None
     cv_s = 0.0
-    if not args.no_offline and not args.no_cv:
+    if not args.no_offline and (ranked is not None or not args.no_cv):
         _log("leave-one-conversation-out estimate (choices picked on the other conversations) ...")
         t0 = time.perf_counter()
-        loo = cross_validate(convs, args.embedder, ranked)
+        loo = cross_validate(convs, args.embedder, ranked, folds=not args.no_cv)
         cv_s = time.perf_counter() - t0
     elapsed = time.perf_counter() - started
 

@@ -77,7 +77,7 @@ def test_choose_breaks_ties_towards_the_first_choice_and_weighs_questions() -> N
 
 
 def test_grids_start_with_the_service_defaults_and_hold_no_duplicates() -> None:
-    for grid in (cv.hybrid_grid(), cv.bm25_grid()):
+    for grid in (cv.hybrid_grid(), cv.hybrid_bm25_grid(), cv.bm25_grid()):
         assert grid[0] == DEFAULTS
         assert len(set(grid)) == len(grid)
     assert any(p.feedback_docs == 0 for p in cv.hybrid_grid())  # "no feedback" is a choice too
@@ -147,7 +147,7 @@ def test_estimate_reports_every_method_and_fold(
 ) -> None:
     monkeypatch.setattr(cv, "hybrid_grid", lambda: [DEFAULTS, RankingParams(feedback_docs=0)])
     report = cv.estimate(views, log=lambda _msg: None)
-    assert set(report["methods"]) == {"hybrid", "bm25", "dense"}
+    assert set(report["methods"]) == {"hybrid", "hybrid, k1/b only", "bm25", "dense"}
     for m in report["methods"].values():
         assert [f["held_out"] for f in m["folds"]] == ["a", "b"]
         assert set(m["held_out"]) == {"R@5", "R@10", "R@25"}
