@@ -296,3 +296,15 @@ def test_relevance_with_no_lexical_match_skips_feedback() -> None:
     got = ranking.relevance(bm, docs, ["zzz"], dense)
     assert top_k(got, 1).tolist() == [1]
     assert ranking.relevance(BM25([]), [], ["a"], None).shape == (0,)
+
+
+def test_feedback_takes_no_terms_from_documents_that_matched_nothing() -> None:
+    """Lexical only: one memory matches the query; a long unrelated one must not lend it terms."""
+    docs = [
+        ranking.tokenize("Cooks green curry every Sunday cooking"),
+        ranking.tokenize("We are migrating the billing service from Docker Swarm to Kubernetes next month"),
+        ranking.tokenize("I prefer dark theme in every editor"),
+    ]
+    bm = BM25(docs)
+    scores = ranking.relevance(bm, docs, ranking.tokenize("green curry"), None)
+    assert scores[0] == 1.0 and scores[1] == 0.0  # (the third shares "every" with the hit: fair feedback)

@@ -568,6 +568,7 @@ def relevance(
     if not feedback or params.feedback_docs <= 0 or len(bm25) == 0 or not lexical.any():
         return fused
     top = top_k(fused, params.feedback_docs)
+    top = top[fused[top] > 0]  # a hit with no score at all (no dense, no query term) lends nothing
     extra = expand_query(bm25, query_tokens, [doc_tokens[i] for i in top], n_terms=params.feedback_terms)
     if not extra:
         return fused
