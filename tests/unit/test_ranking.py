@@ -334,3 +334,15 @@ def test_a_bm25_changed_one_document_at_a_time_scores_exactly_like_a_new_one(
         assert (index.n_docs, index.total_len) == (fresh.n_docs, fresh.total_len)
         for term in _VOCAB:
             assert np.array_equal(index.scores([term]), fresh.scores([term])), term
+
+
+def test_feedback_takes_no_terms_from_documents_that_matched_nothing() -> None:
+    """Lexical only: one memory matches the query; a long unrelated one must not lend it terms."""
+    docs = [
+        ranking.tokenize("Cooks green curry every Sunday cooking"),
+        ranking.tokenize("We are migrating the billing service from Docker Swarm to Kubernetes next month"),
+        ranking.tokenize("I prefer dark theme in every editor"),
+    ]
+    bm = BM25(docs)
+    scores = ranking.relevance(bm, docs, ranking.tokenize("green curry"), None)
+    assert scores[0] == 1.0 and scores[1] == 0.0  # (the third shares "every" with the hit: fair feedback)
