@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from moto.core import serialize
+from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
 
@@ -115,6 +116,7 @@ def project(self: Item, projection_expressions: list[list[str]]) -> Item:
 project._synapse_stock = _stock_project  # type: ignore[attr-defined]
 
 
+_stock_transact = DynamoDBBackend.transact_write_items
 _stock_query = Table.query
 _stock_all_items = Table.all_items
 # the items one query of one table may look at (set by `query`, read by `all_items`)
@@ -171,6 +173,52 @@ def all_items(self: Table) -> list[Item]:
 query._synapse_stock = _stock_query  # type: ignore[attr-defined]
 
 
+class _NoTableCopy:
+    """`copy` as moto's transact_write_items sees it while `transact_write_items` below runs: a Table
+    is not deep-copied (the backup of every table a transaction names, once per action: O(table) per
+    write); anything else is copied as usual."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+    @staticmethod
+    def deepcopy(value: Any, memo: Any = None) -> Any:
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+
+def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+    """moto's TransactWriteItems with a backup of the items the transaction names only (not of whole
+    tables): on failure they are put back as they were, as moto's own rollback would leave them."""
+    from moto.dynamodb import models as dynamodb_models
+
+    saved: list[tuple[Table, Any, Any, Item | None]] = []
+    for entry in transact_items:
+        _, op = next(iter(entry.items()))
+        table = self.tables.get(op.get("TableName"))
+        if table is None or not table.range_key_attr:
+            continue
+        key = op.get("Key") or {k: v for k, v in (op.get("Item") or {}).items()}
+        if table.hash_key_attr not in key or table.range_key_attr not in key:
+            continue
+        hash_key, range_key = DynamoType(key[table.hash_key_attr]), DynamoType(key[table.range_key_attr])
+        current = table.items.get(hash_key, {}).get(range_key)
+        saved.append((table, hash_key, range_key, copy.deepcopy(current)))
+    stock_copy = dynamodb_models.copy
+    dynamodb_models.copy = _NoTableCopy()  # type: ignore[assignment]
+    try:
+        _stock_transact(self, transact_items)
+    except Exception:
+        for table, hash_key, range_key, item in reversed(saved):
+            part = table.items.setdefault(hash_key, {})
+            if item is None:
+                part.pop(range_key, None)
+            else:
+                part[range_key] = item
+        raise
+    finally:
+        dynamodb_models.copy = stock_copy
+
+
 def install() -> None:
     """Idempotent. Call before moto's server answers its first request."""
     serialize.SERVICE_SPECIFIC_SERIALIZERS.setdefault("dynamodb", {})["json"] = DynamoJSONSerializer
@@ -180,6 +228,7 @@ def install() -> None:
     Item.project = project  # type: ignore[method-assign]
     Table.query = query  # type: ignore[method-assign]
     Table.all_items = all_items  # type: ignore[method-assign]
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
@@ -192,3 +241,4 @@ def uninstall() -> None:
     Item.project = _stock_project  # type: ignore[method-assign]
     Table.query = _stock_query  # type: ignore[method-assign]
     Table.all_items = _stock_all_items  # type: ignore[method-assign]
+    DynamoDBBackend.transact_write_items = _stock_transact  # type: ignore[method-assign]

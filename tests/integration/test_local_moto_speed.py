@@ -184,6 +184,36 @@ def _scenario() -> list[Any]:
             )
         except ClientError as exc:
             out.append(_strip(exc.response))
+        # a transaction that fails on its last action leaves nothing of it; one that passes lands whole
+        key = {"pk": {"S": "mem:bob"}, "sk": {"S": "nug:00005"}}
+        fresh = {"pk": {"S": "mem:bob"}, "sk": {"S": "nug:99999"}, "content": {"S": "new"}}
+        for must_exist in ("attribute_not_exists(sk)", "attribute_exists(sk)"):
+            try:
+                ddb.transact_write_items(
+                    TransactItems=[
+                        {"Put": {"TableName": TABLE, "Item": fresh}},
+                        {
+                            "Update": {
+                                "TableName": TABLE,
+                                "Key": key,
+                                "UpdateExpression": "SET content = :c",
+                                "ExpressionAttributeValues": {":c": {"S": "changed"}},
+                            }
+                        },
+                        {
+                            "ConditionCheck": {
+                                "TableName": TABLE,
+                                "Key": {"pk": {"S": "mem:bob"}, "sk": {"S": "nug:00006"}},
+                                "ConditionExpression": must_exist,
+                            }
+                        },
+                    ]
+                )
+                out.append("written")
+            except ClientError as exc:
+                out.append(_strip(exc.response))
+            out.append(_strip(ddb.get_item(TableName=TABLE, Key=key)))
+            out.append(_strip(ddb.get_item(TableName=TABLE, Key={k: fresh[k] for k in ("pk", "sk")})))
         table = ddb.describe_table(TableName=TABLE)["Table"]
         out.append({k: table[k] for k in ("KeySchema", "ItemCount", "TableStatus")})
     return out
