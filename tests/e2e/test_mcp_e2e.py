@@ -95,7 +95,7 @@ def test_an_agent_lists_the_tools_remembers_recalls_and_gets_its_context(local_s
             assert not thai.is_error
 
             # recall finds them, one memory per line
-            found = await mcp.call_tool("recall", {"query": "Where do I live now?", "limit": 3})
+            found = await mcp.call_tool("recall", {"query": "Where did I move in May?", "limit": 3})
             assert not found.is_error
             lines = text_of(found).splitlines()
             assert lines[0].startswith("- [fact/home_city] I moved to Bangkok in May")
