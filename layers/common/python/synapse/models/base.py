@@ -1,14 +1,15 @@
-"""Typed models: the memory object, its enums, and request/response bodies.
+"""What every model stands on: the enums, the patterns and bounds, the field types (timestamps, tags,
+text, numbers), the `Model` and `Body` bases, the scopes and the error envelope.
 
-No `from __future__ import annotations` here: pydantic would compile and eval every field's string
-annotation when each class is created, about a fifth of this module's import time (a cold-start cost).
+No `from __future__ import annotations` in this package: pydantic would compile and eval every field's
+string annotation when each class is created (a cold-start cost).
 """
 
 import re
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import unquote
 
 from pydantic import (
@@ -20,7 +21,6 @@ from pydantic import (
     PlainSerializer,
     StringConstraints,
     WithJsonSchema,
-    field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
 
@@ -191,7 +191,7 @@ def _no_nul(value: str) -> str:
     return value
 
 
-def _not_blank(value: str) -> str:
+def not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
     return value
@@ -227,12 +227,12 @@ Text = Annotated[
     AfterValidator(_no_nul),
     Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
 ]
-Content = Annotated[Text, AfterValidator(_not_blank)]
+Content = Annotated[Text, AfterValidator(not_blank)]
 QueryText = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_QUERY),
     AfterValidator(_no_nul),
-    AfterValidator(_not_blank),
+    AfterValidator(not_blank),
     Field(json_schema_extra={"pattern": NO_NUL_PATTERN}),
 ]
 # numbers of a request body (query-string values are text, parsed by the resolver as before)
@@ -267,35 +267,6 @@ class Body(Model):
     model_config = ConfigDict(extra="ignore")
 
 
-# --- the memory object --------------------------------------------------------------------
-
-
-class Memory(Model):
-    id: str
-    category: Category
-    key: str
-    content: str
-    tags: list[str] = Field(default_factory=list)
-    priority: Priority = Priority.normal
-    source: Source
-    verified: bool
-    confidence: float
-    expires_at: Timestamp | None = None
-    user_id: str
-    session_id: str | None = None
-    created_at: Timestamp
-    updated_at: Timestamp
-    version: int = 1
-    mind_id: str = "default"
-
-    def is_live(self, now: datetime) -> bool:
-        return self.expires_at is None or self.expires_at > now
-
-
-class ScoredMemory(Memory):
-    score: float
-
-
 class Change(StrEnum):
     """What made a version of a memory."""
 
@@ -305,69 +276,7 @@ class Change(StrEnum):
     restored = "restored"
 
 
-class MemoryVersion(Model):
-    """One kept version of a memory (GET /memory/{id}/history)."""
-
-    version: int
-    content: str
-    tags: list[str] = Field(default_factory=list)
-    priority: Priority
-    source: Source
-    verified: bool
-    confidence: float
-    expires_at: Timestamp | None = None
-    updated_at: Timestamp
-    change: Change
-
-
-class MemoryHistory(Model):
-    versions: list[MemoryVersion]
-
-
-class RestoreIn(Body):
-    version: int = Field(ge=1, strict=True)
-
-
-class MemoryIn(Body):
-    """POST /memory: create, or update the memory with the same (category, key)."""
-
-    userId: UserId | None = None
-    category: Category
-    key: MemoryKey
-    content: Content
-    tags: Tags = Field(default_factory=list)
-    priority: Priority = Priority.normal
-    confidence: Confidence | None = None
-    expires_at: TimestampIn | None = None
-
-
-class MemoryPatch(Body):
-    """PUT /memory/{id}: category and key are part of the id and cannot change."""
-
-    userId: UserId | None = None
-    content: Content | None = None
-    tags: Tags | None = None
-    priority: Priority | None = None
-    confidence: Confidence | None = None
-    expires_at: TimestampIn | None = None
-    category: Category | None = None
-    key: MemoryKey | None = None
-
-
-class MemoryList(Model):
-    memories: list[Memory]
-    next_cursor: str | None = None
-
-
-class Memories(Model):
-    memories: list[Memory]
-
-
-class ScoredMemories(Model):
-    memories: list[ScoredMemory]
-
-
-# --- keys ---------------------------------------------------------------------------------
+# --- scopes, minds, providers, small answers ----------------------------------------------------
 
 
 class Scope(StrEnum):
@@ -378,212 +287,8 @@ class Scope(StrEnum):
 MindId = Annotated[str, StringConstraints(pattern=MIND_ID_PATTERN)]
 
 
-class KeyIn(Body):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
-    mind_id: MindId = DEFAULT_MIND  # a Mind Key acts in this mind only
-    # a bound on the list as sent; repeats are merged below (two distinct scopes exist)
-    scopes: list[Scope] = Field(min_length=1, max_length=10)
-
-    @field_validator("scopes")
-    @classmethod
-    def _unique(cls, scopes: list[Scope]) -> list[Scope]:
-        return sorted(set(scopes))
-
-
-class ApiKeyInfo(Model):
-    key_id: str
-    name: str
-    scopes: list[Scope]
-    hint: str
-    created_at: Timestamp
-    mind_id: str = DEFAULT_MIND
-
-
-class ApiKeyCreated(Model):
-    key_id: str
-    key: str
-    name: str
-    scopes: list[Scope]
-    created_at: Timestamp
-    mind_id: str = DEFAULT_MIND
-
-
-# --- minds ----------------------------------------------------------------------------------------
-
-
-class MindIn(Body):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(_not_blank)]
-    description: Annotated[str, StringConstraints(max_length=1000)] | None = None
-
-
-class MindOut(Model):
-    mind_id: str
-    name: str
-    description: str | None
-    created_at: Timestamp
-
-
-class MindInfo(MindOut):
-    memories: int
-
-
-class MindList(Model):
-    minds: list[MindInfo]
-
-
-class ApiKeyList(Model):
-    keys: list[ApiKeyInfo]
-
-
 class Health(Model):
     status: str = "ok"
-
-
-# --- conversations ------------------------------------------------------------------------
-
-MAX_MESSAGES = 50
-
-
-class ChatMessage(Model):
-    """One conversation message, as ingested or summarized."""
-
-    role: Role
-    content: Text
-
-
-Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
-
-
-class IngestIn(Body):
-    userId: UserId | None = None
-    sessionId: SessionId
-    messages: Messages
-
-
-class ExtractedNugget(BaseModel):
-    """A memory an extractor proposes; (category, key) is its identity within the mind."""
-
-    model_config = ConfigDict(defer_build=True)  # built on first use: only ingest extracts
-
-    category: Category
-    key: str = Field(pattern=KEY_PATTERN)
-    content: str = Field(min_length=1, max_length=MAX_CONTENT)
-    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
-    priority: Priority = Priority.normal
-    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
-    is_identity: bool = False
-
-
-class ExistingKey(BaseModel):
-    """A key the mind already has, shown to the extractor so that a changed fact reuses it."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    category: Category
-    key: str
-    content: str
-
-
-class IngestOut(Model):
-    nuggets_created: int
-    nuggets_updated: int
-    skipped_transient: int
-    identity_updated: bool
-    nuggets: list[Memory]
-    # memories this ingest changed whose last version a user wrote (kept in their history)
-    overwrote_user: list[str] = Field(default_factory=list)
-
-
-class RecallIn(Body):
-    userId: UserId | None = None
-    query: QueryText
-    limit: JsonInt = Field(default=5, ge=1, le=50)
-    category: Category | None = None
-    tags: Tags | None = None
-
-
-class SearchIn(Body):
-    """The MCP `search` tool's input: GET /memory/search's parameters, with the same rules."""
-
-    q: Annotated[NoNulText, Field(min_length=1, max_length=MAX_QUERY)]
-    tag: Tag | None = None
-    limit: JsonInt = Field(default=20, ge=1, le=100)
-
-
-class ForgetIn(Body):
-    """The MCP `forget` tool's input: the id of the memory to delete (DELETE /memory/{id})."""
-
-    id: Annotated[str, Field(min_length=1, max_length=64)]
-
-
-class RecalledMemory(Model):
-    id: str
-    text: str
-    type: Category
-    key: str
-    score: float
-    priority: Priority
-    verified: bool
-    created_at: Timestamp
-
-
-class RecallOut(Model):
-    memories: list[RecalledMemory]
-    identity: str | None
-
-
-class ContextIn(Body):
-    """POST /memory/context: what one chat turn's prompt needs, in one call."""
-
-    userId: UserId | None = None
-    sessionId: SessionId | None = None
-    query: QueryText
-    limit: JsonInt = Field(default=3, ge=1, le=20)
-    recent: JsonInt = Field(default=5, ge=0, le=20)
-
-
-class RecentMessage(Model):
-    role: Role
-    content: str
-    created_at: Timestamp
-
-
-class ContextOut(Model):
-    identity: str | None
-    memories: list[RecalledMemory]
-    summary: str | None
-    recent: list[RecentMessage]
-    prompt: str
-
-
-class SummarizeIn(Body):
-    userId: UserId | None = None
-    sessionId: SessionId
-    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
-
-
-class SummaryOut(Model):
-    summary: str
-    chunk_id: str
-
-
-class IdentityOut(Model):
-    userId: str
-    identity: str | None
-
-
-class SummaryChunk(Model):
-    chunk_id: str
-    summary: str
-    msg_count: int
-    created_at: Timestamp
-
-
-class SummaryList(Model):
-    summaries: list[SummaryChunk]
-
-
-# --- providers and privacy ----------------------------------------------------------------
 
 
 class Provider(StrEnum):
@@ -592,70 +297,8 @@ class Provider(StrEnum):
     gemini = "gemini"
 
 
-class ProviderIn(Body):
-    # printable ASCII without spaces: providers.put enforces it (with its own message), this documents it
-    api_key: Annotated[
-        str,
-        StringConstraints(min_length=10, max_length=512),
-        Field(json_schema_extra={"pattern": r"^[\x21-\x7e]+$"}),
-    ]
-
-
-class ProviderInfo(Model):
-    provider: str
-    hint: str
-    updated_at: Timestamp
-
-
-class ProviderList(Model):
-    providers: list[ProviderInfo]
-
-
 class Deleted(Model):
     deleted: int
-
-
-class ExportOut(Model):
-    """Everything stored for a user (vectors left out; keys and provider keys as hints only)."""
-
-    memories: list[Memory]
-    # each memory's kept versions before its current one, newest first (by memory id)
-    history: dict[str, list[MemoryVersion]] = Field(default_factory=dict)
-    identity: str | None
-    summaries: list[dict[str, Any]]
-    sessions: list[dict[str, Any]]
-    # every mind but the default one, and each mind's identity line (the default's is `identity`)
-    minds: list[MindOut] = Field(default_factory=list)
-    identities: dict[str, str] = Field(default_factory=dict)
-    keys: list[ApiKeyInfo] = Field(default_factory=list)
-    providers: list[ProviderInfo] = Field(default_factory=list)
-
-
-# --- MCP (documentation and the first check of POST /mcp; the SDK reads the message itself) ------------
-
-
-class McpMessage(Model):
-    """A JSON-RPC 2.0 request or notification of the Model Context Protocol (`initialize`,
-    `tools/list`, `tools/call`, `notifications/initialized`, ...)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    jsonrpc: Literal["2.0"]
-    method: Annotated[str, Field(min_length=1, max_length=200)]
-    id: int | str | None = Field(default=None, description="Absent for a notification (answered 202)")
-    params: dict[str, Any] | None = None
-
-
-class McpAnswer(Model):
-    """The JSON-RPC 2.0 response to a request: `result`, or `error` for a failure of the protocol.
-    A tool that fails answers a `result` with `isError: true`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    jsonrpc: Literal["2.0"]
-    id: int | str | None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
 
 
 # --- the error envelope (documentation: api builds the answers) ----------------------------------
