@@ -154,10 +154,8 @@ def test_import_rows_judge_the_excess_over_the_floor_of_the_same_run() -> None:
     row = {
         "import_ms": 380.0,
         "import_cpu_ms": 370.0,
-        "min_cpu_ms": 360.0,
-        "floor_min_cpu_ms": 320.0,
+        "floor_cpu_ms": 325.0,
         "excess_cpu_ms": 40.0,
-        "excess_cpu_ms_paired_median": 44.0,
         "excess_ms": 47.0,
         "heavy_imported": [],
         "google_genai_imported": False,
@@ -172,7 +170,6 @@ def test_import_rows_judge_the_excess_over_the_floor_of_the_same_run() -> None:
             "imports": {
                 "stack_floor_ms": 330.0,
                 "stack_floor_cpu_ms": 325.0,
-                "stack_floor_min_cpu_ms": 320.0,
                 "excess_limit_ms": 50.0,
                 "functions": {"health": row, "memory_recall": model},
             },
@@ -183,7 +180,9 @@ def test_import_rows_judge_the_excess_over_the_floor_of_the_same_run() -> None:
     assert rows["import health"]["pass"] is True
     assert rows["import health"]["value"] == "+40.0 ms CPU"
     assert rows["import memory_recall"]["pass"] is None  # a model function is reported, not judged
-    assert "fastest 320.0 ms CPU" in rows["import floor of the stack"]["value"]
+    assert rows["import floor of the stack"]["value"] == "median 325.0 ms CPU / 330.0 ms wall"
+    assert "after the floor (325.0 ms CPU)" in rows["import health"]["baseline"]
+    assert "alone 370.0 ms CPU" in rows["import health"]["note"]
     assert judge("health", 50.1, []) is False
     assert judge("health", 10.0, ["numpy"]) is False  # a heavy package at init fails whatever the time
     assert judge("docs", 900.0, []) is None
