@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import random
+import subprocess
 import sys
 import types
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,6 +106,27 @@ def test_before_the_snapshot_the_lazy_imports_and_the_service_models_are_loaded_
     # and no credentials were resolved, no client is cached for the requests to use
     assert asked == []
     assert db.client.cache_info().currsize == 0  # type: ignore[attr-defined]
+
+
+def test_before_the_snapshot_every_module_behind_the_facades_is_imported() -> None:
+    # Given a fresh interpreter as the health function (which touches neither store nor models at init)
+    code = (
+        "import json, sys; from synapse import snapstart; "
+        "before = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.models.'))}; "
+        "snapstart.before_snapshot(); "
+        "after = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.models.'))}; "
+        "print(json.dumps([sorted(before), sorted(after)]))"
+    )
+    layer = Path(snapstart.__file__).parents[1]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(layer), "LAMBDA_TASK_ROOT": "/var/task/health"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    # When the hook runs, then every store and models module is loaded into the snapshot
+    modules = {f"synapse.store.{p.stem}" for p in (layer / "synapse" / "store").glob("[!_]*.py")}
+    modules |= {f"synapse.models.{p.stem}" for p in (layer / "synapse" / "models").glob("[!_]*.py")}
+    assert not modules <= set(before)
+    assert modules <= set(after)
 
 
 def test_functions_without_aws_calls_build_no_client(

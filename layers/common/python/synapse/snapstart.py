@@ -5,11 +5,12 @@ Lambda runs the init of a published version once, snapshots its memory, and star
 of that version from the snapshot, possibly many at once, minutes or days later. So:
 
 - `before_snapshot` imports what the function would otherwise import on its first request (its lazy
-  imports, `WARM`), builds the botocore session and, once, each client the function uses, so that
-  the service models and endpoint rules are loaded into the session. Those clients are built with
-  placeholder credentials and thrown away: the snapshot holds no credentials (botocore resolves the
-  real ones when the function's own clients are built, on the first request after the restore, about
-  5 ms each against ~90 ms for the first client of a cold session) and no open connection.
+  imports, `WARM`, and every module behind the `store` and `models` facades), builds the botocore
+  session and, once, each client the function uses, so that the service models and endpoint rules
+  are loaded into the session. Those clients are built with placeholder credentials and thrown away:
+  the snapshot holds no credentials (botocore resolves the real ones when the function's own clients
+  are built, on the first request after the restore, about 5 ms each against ~90 ms for the first
+  client of a cold session) and no open connection.
 - `after_restore` seeds `random` again (the store's retry jitter and botocore's backoff would
   otherwise draw the same numbers in every restored container) and forgets every container cache
   but the session and the settings (`state.reset(keep=...)`).
@@ -94,6 +95,12 @@ def before_snapshot() -> None:
     name = function_name()
     for module in WARM.get(name, ()):
         importlib.import_module(module)
+    # the facades import their modules on first use (a cold-start saving); in a snapshot it is free
+    from synapse import models, store
+
+    for facade in (store, models):
+        for export in facade.__all__:
+            getattr(facade, export)
     services = SERVICES.get(name, ("dynamodb",))
     if services:
         session = aws.session()
