@@ -55,8 +55,8 @@ heavy = [m for m in {heavy!r} if m in sys.modules]
 print(json.dumps({{"floor_ms": (t1 - t0) * 1000, "floor_cpu_ms": (c1 - c0) * 1000,
     "ms": (t2 - t1) * 1000, "cpu_ms": (c2 - c1) * 1000, "heavy": heavy, "modules": len(sys.modules)}}))
 """
-RUNS = 5  # fresh interpreters per function, each importing the floor, then the function
-ALONE_RUNS = 2  # and fresh interpreters importing the function alone (a check of the sum)
+RUNS = 3  # fresh interpreters per function, each importing the floor, then the function
+ALONE_RUNS = 1  # and fresh interpreters importing the function alone (a check of the sum)
 # What Lambda's Python runtime has imported before it imports the handler's module (awslambdaric
 # 4.2.2's bootstrap, less its bundled simplejson and C client). The target is judged on the bare
 # interpreter; this second figure is the share Lambda would attribute to the function's own module.
