@@ -111,7 +111,11 @@ def test_two_ingests_both_waiting_on_gemini_run_side_by_side(
 ) -> None:
     server = slow_gemini_server
     users = [f"pair-{uuid.uuid4().hex[:6]}" for _ in range(2)]
-    # Given two warm ingest workers (two ingests at once start one each)
+    # Given two warm ingest workers: two ingests at once, each held a second on Gemini so that neither
+    # worker is free when the other request arrives (else both reuse one and the second call below
+    # would pay a cold start on top of its wait)
+    gemini.reset()
+    gemini.delay_next(2, 1.0, rpc="generateContent")
     with ThreadPoolExecutor(2) as pool:
         assert [s for s, _ in pool.map(lambda u: _ingest(server, u, "I use Neovim every day"), users)] == [
             200,
