@@ -87,7 +87,8 @@ def _cost(ddb: Any, reads: Reads) -> dict[str, Any]:
 def turn(n: int, log: Any) -> dict[str, Any]:
     from local import moto_speed
     from local.harness import load_function
-    from synapse import embeddings, llm, store
+    from synapse import store
+    from synapse.ai import embeddings, llm
 
     moto_speed.install()  # (moto's stock serializer takes minutes for a 10k partition)
     try:
@@ -156,7 +157,8 @@ def corpus_update(n: int, repeat: int, log: Any) -> dict[str, Any]:
     """In process: one changed memory applied to a corpus of n (`recall.apply`) vs today's rebuild
     (a new corpus from the full read's columns, tokens of unchanged memories reused) and a cold build."""
     from bench.common import i8s_items, unit_rows
-    from synapse import recall, store
+    from synapse import store
+    from synapse.services.memory import recall
 
     rng = np.random.default_rng(9)
     items = i8s_items(unit_rows(rng, n), with_key=True)

@@ -361,7 +361,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
         "KMS_KEY_ID": None,
     }
     with env(**{**base, **extra_env}), mock_aws():
-        from synapse import state
+        from synapse.core import state
 
         os.environ["KMS_KEY_ID"] = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
         state.reset()

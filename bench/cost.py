@@ -63,9 +63,11 @@ def modelled(n: int, rng: np.random.Generator) -> dict[str, Any]:
 
 def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
     """recall.recall through moto: cold, warm (nothing written between), and cold again after a write."""
-    from synapse import embeddings, memories, recall, store
-    from synapse.models import Category, MemoryIn, RecallIn
-    from synapse.principal import Principal
+    from synapse import store
+    from synapse.ai import embeddings
+    from synapse.core.models import Category, MemoryIn, RecallIn
+    from synapse.core.principal import Principal
+    from synapse.services.memory import memories, recall
 
     out: dict[str, Any] = {}
     with moto_aws():

@@ -56,7 +56,9 @@ def overlap(runs: int, log: Any) -> dict[str, Any]:
 
 
 def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
-    from synapse import embeddings, recall, store
+    from synapse import store
+    from synapse.ai import embeddings
+    from synapse.services.memory import recall
 
     body = {"query": "which editor theme does the user like", "limit": 5}
     embedder = StubEmbedder(query_delay=EMBED_DELAY if delayed else 0.0)
@@ -102,8 +104,8 @@ class StubExtractor:
         self.calls = 0
 
     def extract(self, messages: Any, existing: Any = ()) -> list[Any]:
-        from synapse.llm import ExtractedNugget
-        from synapse.models import Category
+        from synapse.ai.llm import ExtractedNugget
+        from synapse.core.models import Category
 
         self.calls += 1
         users = [m for m in messages if m.role.value == "user"]
@@ -119,7 +121,7 @@ class StubExtractor:
 def ingest(runs: int, log: Any) -> dict[str, Any]:
     """Per ingest of 10 messages: model calls, AWS requests by operation, latency (stub Gemini)."""
     from local.harness import load_function
-    from synapse import embeddings, llm
+    from synapse.ai import embeddings, llm
 
     with moto_aws():
         # no seeded nuggets: ingest reads the user's keys, and moto's serializer costs ~15 ms an item

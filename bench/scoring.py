@@ -36,14 +36,15 @@ def top10(scores: np.ndarray) -> np.ndarray:
 
 def vector_corpus(items: list[dict[str, Any]]) -> Any:
     """The vector part of recall's corpus, by the service's own code (no prefix: a cold load)."""
-    from synapse import recall, store
+    from synapse import store
+    from synapse.services.memory import recall
 
     rows, vectors, scales = recall.vector_index(store.vectors_of(items), f"{MODEL}/{DIM}")
     return SimpleNamespace(vec_rows=rows, vectors=vectors, scales=scales, prefix=None, prefix_refused=False)
 
 
 def cold_vector_path(items: list[dict[str, Any]], q: np.ndarray) -> np.ndarray:
-    from synapse import recall
+    from synapse.services.memory import recall
 
     corpus = vector_corpus(items)
     return corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
@@ -68,12 +69,13 @@ def wire_page(items: list[dict[str, Any]]) -> bytes:
 
 
 def parse_pages_ms(n: int, vectors: np.ndarray, repeat: int) -> dict[str, Any]:
-    """The service's parser (`synapse.aws.ItemParser`) on ~1 MB Query pages holding n items (one page
+    """The service's parser (`synapse.aws.clients.ItemParser`) on ~1 MB Query pages holding n items (one page
     body, parsed n/page times), against botocore's own JSON parser and plain `json.loads`."""
     import botocore.session
     from botocore.parsers import create_parser
 
-    from synapse import aws, store
+    from synapse import store
+    from synapse.aws import clients as aws
 
     sess = botocore.session.get_session()
     shape = sess.get_service_model("dynamodb").operation_model("Query").output_shape
@@ -125,7 +127,7 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
     """Mean |top-10 of the warm path (int8, and the prefix first pass when used) ∩ top-10 of exact
     float32 cosine| / 10, and the warm path's time on these vectors. The cold path scores the int8
     matrix exactly (no prefix)."""
-    from synapse import recall
+    from synapse.services.memory import recall
 
     data = unit_rows(rng, n, decay=decay)
     items = i8s_items(data)
@@ -155,7 +157,8 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
 
 
 def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict[str, Any]:
-    from synapse import recall, store
+    from synapse import store
+    from synapse.services.memory import recall
 
     rng = np.random.default_rng(7)
     out: dict[str, Any] = {"sizes": {}}

@@ -47,7 +47,7 @@ def make_jwt(secret: str, sub: str = DEV_USER, days: int = 30, **claims: Any) ->
 
 
 def ensure_api_key(data_dir: Path, is_valid: Callable[[str], bool | None]) -> str | None:
-    """The saved agent key when it still authenticates, else a new one issued by `synapse.auth`.
+    """The saved agent key when it still authenticates, else a new one issued by the auth service.
 
     `is_valid(key)` answers True/False, or None when it cannot tell (then a saved key is kept).
     Returns None, with a log line, when the project's code cannot issue keys yet.
@@ -63,12 +63,13 @@ def ensure_api_key(data_dir: Path, is_valid: Callable[[str], bool | None]) -> st
         except (ValueError, KeyError):
             log.warning("%s is unreadable; issuing a new API key", path)
     try:
-        from synapse import auth  # the project's own code, loaded lazily
+        from synapse.services.account import auth  # the project's own code, loaded lazily
 
         issue = auth.issue_api_key
     except (ImportError, AttributeError) as exc:
         log.warning(
-            "no API key was made: synapse.auth.issue_api_key is not available (%s)", type(exc).__name__
+            "no API key was made: synapse.services.account.auth.issue_api_key is not available (%s)",
+            type(exc).__name__,
         )
         return None
     try:

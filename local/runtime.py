@@ -349,7 +349,7 @@ class LocalRuntime:
 
     @staticmethod
     def _clear_settings_cache() -> None:
-        config = sys.modules.get("synapse.config")
+        config = sys.modules.get("synapse.core.config")
         settings = getattr(config, "settings", None)
         if settings is not None and hasattr(settings, "cache_clear"):
             settings.cache_clear()

@@ -10,8 +10,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from synapse import state
-from synapse.config import settings
+from synapse.core import state
+from synapse.core.config import settings
 from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
 from tests.support import LambdaContext, http_event, load_function, table_definition
 

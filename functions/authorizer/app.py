@@ -2,7 +2,7 @@
 
 It always authorizes and puts either the principal or the reason in the context: API Gateway
 would otherwise answer a bare 403, and the contract wants 401 in its envelope. Every route's
-entrypoint refuses a context without a principal (synapse.api), and answers 503 for a context that
+entrypoint refuses a context without a principal (synapse.http.api), and answers 503 for a context that
 says the database could not be asked.
 """
 
@@ -11,9 +11,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from synapse import auth, snapstart
-from synapse.errors import Unauthorized, UpstreamUnavailable
-from synapse.observability import logger
+from synapse.core.errors import Unauthorized, UpstreamUnavailable
+from synapse.core.observability import logger
+from synapse.http import snapstart
+from synapse.services.account import auth
 
 snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda)
 

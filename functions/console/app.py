@@ -13,8 +13,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from synapse import api
-from synapse.errors import NotFound
+from synapse.core.errors import NotFound
+from synapse.http import api
 
 _STATIC = Path(__file__).resolve().parent / "static"
 # the page and what it loads: nothing else is served (no directory listing, no path walking)

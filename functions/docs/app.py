@@ -9,7 +9,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-from synapse import api
+from synapse.http import api
 
 _FUNCTIONS = Path(__file__).resolve().parent.parent
 _TITLE = "Synapse — long-term memory for LLM agents"

@@ -2,8 +2,8 @@
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-from synapse import api
-from synapse.models import Health
+from synapse.core.models import Health
+from synapse.http import api
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

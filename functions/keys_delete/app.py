@@ -4,8 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 
-from synapse import api, auth
-from synapse.principal import Principal
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import auth
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

@@ -4,9 +4,10 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse import api, auth
-from synapse.models import ApiKeyList
-from synapse.principal import Principal
+from synapse.core.models import ApiKeyList
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import auth
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

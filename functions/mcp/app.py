@@ -6,9 +6,10 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.request import Request
 
-from synapse import api, minds
-from synapse.models import McpAnswer, McpMessage
-from synapse.principal import Principal
+from synapse.core.models import McpAnswer, McpMessage
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import minds
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
@@ -48,7 +49,7 @@ def mcp(
 ) -> Response[Any]:  # the SDK's JSON, as it wrote it
     minds.check_exists(who.user_id, who.mind_id)  # an unknown X-Mind-Id is 404 before any tool runs
     # the SDK (~0.7 s of imports) is loaded by this function only, on its first request
-    from synapse import mcp_tools
+    from synapse.http import mcp as mcp_tools
 
     status, headers, body = mcp_tools.serve(request.resolved_event.raw_event, app.lambda_context)
     return Response(status_code=status, headers=headers, body=body or None)

@@ -4,9 +4,10 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse import api, privacy
-from synapse.models import ExportOut
-from synapse.principal import Principal
+from synapse.core.models import ExportOut
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import privacy
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

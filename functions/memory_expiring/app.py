@@ -5,9 +5,10 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse import api, memories
-from synapse.models import WITHIN_PATTERN, Memories, Scope
-from synapse.principal import Principal
+from synapse.core.models import WITHIN_PATTERN, Memories, Scope
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.memory import memories
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

@@ -12,9 +12,10 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import api, ingest
-from synapse.models import IngestIn, IngestOut, Scope
-from synapse.principal import Principal
+from synapse.core.models import IngestIn, IngestOut, Scope
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.chat import ingest
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

@@ -5,9 +5,11 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse import api, memories, minds
-from synapse.models import Category, Scope, Tag
-from synapse.principal import Principal
+from synapse.core.models import Category, Scope, Tag
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import minds
+from synapse.services.memory import memories
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

@@ -5,9 +5,10 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from synapse import api, providers
-from synapse.models import Provider, ProviderIn, ProviderInfo
-from synapse.principal import Principal
+from synapse.core.models import Provider, ProviderIn, ProviderInfo
+from synapse.core.principal import Principal
+from synapse.http import api
+from synapse.services.account import providers
 
 app = APIGatewayHttpResolver(
     enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body

@@ -5,8 +5,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import sessions, snapstart
-from synapse.observability import logger, tracer
+from synapse.core.observability import logger, tracer
+from synapse.http import snapstart
+from synapse.services.chat import sessions
 
 snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda)
 

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
-from synapse import auth
-from synapse.config import settings
+from synapse.core.config import settings
+from synapse.services.account import auth
 from tests.conftest import IDEMPOTENCY, TABLE, Call
 from tests.support import ALICE, LambdaContext, load_function, sample_event, template
 

@@ -514,7 +514,7 @@ def test_the_same_ingest_arriving_while_the_first_still_runs_is_409(
     call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the first request is still in progress when its twin arrives
-    from synapse import ingest as ingest_module
+    from synapse.services.chat import ingest as ingest_module
 
     inner = ingest_module.ingest
     twin: dict[str, Any] = {}
@@ -536,7 +536,7 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
     from datetime import timedelta
 
     from synapse import store
-    from synapse.models import utcnow
+    from synapse.core.models import utcnow
 
     old = utcnow() - timedelta(days=8)
     alice = store.Space("alice")
@@ -555,8 +555,8 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
 def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import timedelta
 
-    from synapse import identity as identity_module
-    from synapse.models import iso, utcnow
+    from synapse.core.models import iso, utcnow
+    from synapse.services.memory import identity as identity_module
 
     # Given a lasting identity memory and one that expires in an hour
     now = utcnow()
@@ -622,8 +622,8 @@ def test_an_ingest_body_is_parsed_once(call: Call, monkeypatch: pytest.MonkeyPat
 
 def _race_on_save(monkeypatch: pytest.MonkeyPatch, meanwhile: Any) -> None:
     """Run `meanwhile()` once, between an ingest's read of the memories and its write of them."""
-    from synapse import ingest as ingest_module
     from synapse import store
+    from synapse.services.chat import ingest as ingest_module
 
     real_save = store.save
     done: list[bool] = []

@@ -16,7 +16,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from synapse import store
-from synapse.models import utcnow
+from synapse.core.models import utcnow
 from tests.conftest import TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, load_function, sample_event

@@ -15,10 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synapse import memories, minds, recall, store
-from synapse.models import Category, MemoryIn, MemoryPatch, MindIn, RestoreIn, utcnow
-from synapse.principal import ALL_SCOPES, Principal
-from synapse.ranking import relevance, tokenize, top_k
+from synapse import store
+from synapse.core.models import Category, MemoryIn, MemoryPatch, MindIn, RestoreIn, utcnow
+from synapse.core.principal import ALL_SCOPES, Principal
+from synapse.search.ranking import relevance, tokenize, top_k
+from synapse.services.account import minds
+from synapse.services.memory import memories, recall
 
 MODEL = "test-embedder"
 DIM = 16

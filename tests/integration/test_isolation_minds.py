@@ -34,7 +34,7 @@ class Mind:
 
 
 def _mind_key(call: Call, uid: str, mind_id: str) -> dict[str, str]:
-    from synapse import auth
+    from synapse.services.account import auth
 
     made = call(
         "keys_create",

@@ -16,7 +16,7 @@ from typing import Any
 import jwt
 import pytest
 
-from synapse import api
+from synapse.http import api
 from tests.conftest import Call
 from tests.gemini_double import GeminiDouble
 from tests.support import LambdaContext, load_function, sample_event

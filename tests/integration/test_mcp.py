@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from synapse import mcp_tools
-from synapse.models import ContextIn, ForgetIn, MemoryIn, RecallIn, SearchIn
+from synapse.core.models import ContextIn, ForgetIn, MemoryIn, RecallIn, SearchIn
+from synapse.http import mcp as mcp_tools
 from tests.conftest import Call
 from tests.integration.test_auth_matrix import snapshot
 from tests.support import ALICE, agent

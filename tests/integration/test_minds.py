@@ -14,7 +14,7 @@ def make_mind(call: Call, name: str, who: dict[str, str] = ALICE) -> dict[str, A
 
 def mind_key(call: Call, mind_id: str, scopes: list[str] | None = None) -> dict[str, str]:
     """A Mind Key of alice's, through POST /keys; its principal as the authorizer gives it."""
-    from synapse import auth
+    from synapse.services.account import auth
 
     made = call(
         "keys_create",
@@ -153,8 +153,8 @@ def test_mind_names_are_unique_per_user_whatever_their_case(call: Call) -> None:
 
 
 def test_deleting_a_mind_deletes_its_memories_and_its_keys_stop_working(call: Call) -> None:
-    from synapse import auth
-    from synapse.errors import Unauthorized
+    from synapse.core.errors import Unauthorized
+    from synapse.services.account import auth
 
     mind_id = make_mind(call, "Temp")["json"]["mind_id"]
     bot = mind_key(call, mind_id)

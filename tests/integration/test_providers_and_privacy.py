@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from synapse import providers, secrets, store
+from synapse import store
+from synapse.aws import kms as secrets
+from synapse.services.account import providers
 from tests.conftest import IDEMPOTENCY, TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user

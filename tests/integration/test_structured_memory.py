@@ -522,7 +522,7 @@ def test_answers_are_utf8_json_with_thai_unescaped(call: Call) -> None:
 
 
 def test_an_unexpected_failure_is_500_without_details(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synapse import memories
+    from synapse.services.memory import memories
 
     def broken(*_: Any) -> Any:
         raise RuntimeError("db password is hunter2")
@@ -616,7 +616,7 @@ def test_every_validation_message_is_one_sentence_naming_the_field(call: Call) -
 def test_a_put_of_new_content_on_a_missing_memory_is_404_before_any_embedding(
     call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synapse import memories
+    from synapse.services.memory import memories
 
     def no_embedding(*args: Any) -> None:
         raise AssertionError("a model call for a memory that does not exist")

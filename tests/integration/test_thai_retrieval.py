@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse import ranking, state
-from synapse.config import settings
-from synapse.embeddings_local import local_embedder
+from synapse.ai.embeddings_local import local_embedder
+from synapse.core import state
+from synapse.core.config import settings
+from synapse.search import ranking
 from tests.conftest import Call
 from tests.support import ALICE
 

@@ -11,35 +11,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "layers" / "common" / "python" / "synapse"
 
-# lowest first; a module may import its own layer and the layers below
-LAYERS = {
-    "foundation": {"errors", "lazy", "models", "state", "config", "observability", "principal"},
-    "adapters": {
-        "aws",
-        "store",
-        "embeddings",
-        "embeddings_local",
-        "llm",
-        "llm_rules",
-        "ranking",
-        "events",
-        "secrets",
-    },
-    "services": {
-        "auth",
-        "minds",
-        "identity",
-        "providers",
-        "memories",
-        "recall",
-        "context",
-        "ingest",
-        "sessions",
-        "privacy",
-    },
-    "http": {"api", "mcp_tools", "snapstart"},
+# the package's folders are its layers, lowest first; a module imports its own layer and the layers
+# below, never above (docs/architecture.md draws the tree). Folders of one rank do not import each other.
+LAYERS: dict[str, int] = {
+    "core": 0,  # errors, settings, state, observability, the caller, the models
+    "aws": 1,  # botocore clients and the item parser, EventBridge, KMS
+    "store": 2,  # DynamoDB: the only code that builds keys or reads attribute values
+    "ai": 2,  # Gemini and the offline embedders, extraction, summaries, rules
+    "search": 3,  # tokenizer, BM25, vectors, fusion, the corpus and its cache
+    "services": 4,  # the behaviour of the routes, by domain
+    "http": 5,  # resolver, envelope, OpenAPI, body checks, entrypoint, MCP, SnapStart
 }
-RANK = {module: i for i, layer in enumerate(LAYERS.values()) for module in layer}
+# the service domains, in the order they may import each other (chat uses memory, memory uses account)
+DOMAINS = {"account": 0, "memory": 1, "chat": 2}
+MAX_MODULES = 10  # per folder (its __init__ not counted)
+RANK = LAYERS
 # sort-key and partition prefixes of the table: only store/keys.py spells them
 KEY_PREFIXES = (
     "mem:",
@@ -83,28 +69,56 @@ def top(module: str) -> str:
     return module.split(".")[0]
 
 
-def test_every_module_has_a_layer() -> None:
-    assert {top(m) for m in modules() if m != "synapse"} == set(RANK)
+def layer(module: str) -> str:
+    return top(module)
+
+
+def domain(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "services" and len(parts) > 1 else None
+
+
+def test_the_top_of_the_package_holds_only_folders() -> None:
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
+    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(LAYERS)
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert {layer(m) for m in modules() if m != "synapse"} == set(LAYERS)
+    assert {domain(m) for m in modules() if domain(m)} == set(DOMAINS)
+
+
+def test_no_folder_holds_more_than_about_ten_modules() -> None:
+    for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+        count = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        assert count <= MAX_MODULES, f"{folder.relative_to(PACKAGE)} holds {count} modules"
 
 
 @pytest.mark.parametrize("module", sorted(m for m in modules() if m != "synapse"))
 def test_a_module_imports_only_its_own_layer_and_the_layers_below(module: str) -> None:
-    upward = {d for d in imports(modules()[module]) if RANK[top(d)] > RANK[top(module)]}
+    deps = imports(modules()[module])
+    upward = {d for d in deps if LAYERS[layer(d)] > LAYERS[layer(module)]}
     assert not upward, f"{module} imports {upward} from a higher layer"
+    sideways = {d for d in deps if layer(d) != layer(module) and LAYERS[layer(d)] == LAYERS[layer(module)]}
+    assert not sideways, f"{module} imports {sideways}, a folder of its own rank"
+    mine = domain(module)
+    if mine is not None:
+        later = {d for d in deps if domain(d) is not None and DOMAINS[domain(d) or ""] > DOMAINS[mine]}
+        assert not later, f"{module} imports {later}, a service domain after its own"
 
 
 def test_no_service_imports_the_http_layer() -> None:
-    importers = {m for m, path in modules().items() if "api" in {top(d) for d in imports(path)}}
-    assert importers <= {"api", "mcp_tools"}
+    importers = {m for m, path in modules().items() if "http" in {layer(d) for d in imports(path)}}
+    assert {layer(m) for m in importers} <= {"http"}
 
 
 def test_the_principal_depends_on_nothing_of_the_store() -> None:
-    seen, todo = set(), ["principal"]
+    seen, todo = set(), ["core.principal"]
     while todo:
         module = todo.pop()
         seen.add(module)
         todo += [d for d in imports(modules()[module]) if d in modules() and d not in seen]
-    assert not {top(m) for m in seen} & {"store", "aws"}
+    assert not {layer(m) for m in seen} & {"store", "aws"}
 
 
 def test_only_the_store_knows_keys_and_attribute_values() -> None:
@@ -122,19 +136,19 @@ def test_only_the_store_knows_keys_and_attribute_values() -> None:
             named = [node.slice] if isinstance(node, ast.Subscript) else []
             named += [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
             spelled = {n.value for n in named if isinstance(n, ast.Constant)}
-            if module != "aws":
+            if module != "aws.clients":
                 assert not spelled & {"S", "N", "BOOL", "B", "L", "M", "SS", "NS"}, (
                     f"{module} reads attributes"
                 )
 
 
 def test_the_models_are_imported_through_their_facade() -> None:
-    # synapse.models serves each name from its domain's module on first use; a direct import of
+    # synapse.core.models serves each name from its domain's module on first use; a direct import of
     # an inner module would bypass it (and cannot be told from a facade import in the other checks)
     for module, path in modules().items():
-        if top(module) == "models":
+        if module.startswith("core.models"):
             continue
-        inner = {d for d in imports(path) if d.startswith("models.")}
+        inner = {d for d in imports(path) if d.startswith("core.models.")}
         assert not inner, f"{module} imports {inner}"
 
 

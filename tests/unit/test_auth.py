@@ -15,10 +15,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from synapse import auth
-from synapse.config import settings
-from synapse.errors import Forbidden, Unauthorized
-from synapse.models import Scope
+from synapse.core.config import settings
+from synapse.core.errors import Forbidden, Unauthorized
+from synapse.core.models import Scope
+from synapse.services.account import auth
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -123,7 +123,7 @@ def test_a_key_set_that_cannot_be_fetched_is_an_outage_not_a_bad_token(
 ) -> None:
     import socket
 
-    from synapse.errors import UpstreamUnavailable
+    from synapse.core.errors import UpstreamUnavailable
 
     # Given a JWKS URL where nothing listens (a port just freed)
     with socket.socket() as probe:

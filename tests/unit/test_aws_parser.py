@@ -10,7 +10,8 @@ import botocore.session
 import pytest
 from botocore.parsers import create_parser
 
-from synapse import aws, state
+from synapse.aws import clients as aws
+from synapse.core import state
 
 VECTOR = bytes(range(256)) * 3 + b"\x00\x01\x02\x03\x04\x05\x06\x07"
 

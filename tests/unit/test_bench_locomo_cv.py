@@ -16,8 +16,8 @@ import pytest
 
 from bench.locomo import cv, offline
 from bench.locomo.api import KeyMap
-from synapse import ranking
-from synapse.ranking import DEFAULTS, RankingParams
+from synapse.search import ranking
+from synapse.search.ranking import DEFAULTS, RankingParams
 
 K10 = offline.KS.index(10)
 

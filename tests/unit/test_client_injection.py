@@ -9,8 +9,10 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
-from synapse import aws, state, store
-from synapse.config import settings
+from synapse import store
+from synapse.aws import clients as aws
+from synapse.core import state
+from synapse.core.config import settings
 
 
 @pytest.fixture

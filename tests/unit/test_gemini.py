@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse import llm, state
-from synapse.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
-from synapse.errors import UpstreamUnavailable
-from synapse.llm import (
+from synapse.ai import llm
+from synapse.ai.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
+from synapse.ai.llm import (
     ExistingKey,
     ExtractedNugget,
     GeminiExtractor,
@@ -24,7 +23,9 @@ from synapse.llm import (
     get_extractor,
     get_summarizer,
 )
-from synapse.models import Category, Priority, Role
+from synapse.core import state
+from synapse.core.errors import UpstreamUnavailable
+from synapse.core.models import Category, Priority, Role
 from tests.gemini_double import GeminiDouble, fake_vector, running_double
 
 
@@ -244,10 +245,10 @@ def test_without_a_key_the_factories_fall_back_to_offline_implementations() -> N
 
 
 def test_importing_the_modules_does_not_import_google_genai() -> None:
-    # Given a fresh interpreter, When synapse.embeddings and synapse.llm are imported
+    # Given a fresh interpreter, When synapse.ai.embeddings and synapse.ai.llm are imported
     import subprocess
 
-    code = "import sys, synapse.embeddings, synapse.llm; print('google.genai' in sys.modules)"
+    code = "import sys, synapse.ai.embeddings, synapse.ai.llm; print('google.genai' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

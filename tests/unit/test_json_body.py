@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from synapse import api
-from synapse.errors import InvalidJson
+from synapse.core.errors import InvalidJson
+from synapse.http import api
 
 # --- JSON depth ---------------------------------------------------------------------------------
 

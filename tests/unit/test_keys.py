@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import memories, store
-from synapse.errors import NotFound
-from synapse.models import MemoryPatch
-from synapse.principal import Principal
+from synapse import store
+from synapse.core.errors import NotFound
+from synapse.core.models import MemoryPatch
+from synapse.core.principal import Principal
+from synapse.services.memory import memories
 from synapse.store import db, keys
 
 

@@ -1,4 +1,4 @@
-"""`synapse.store` and `synapse.models` import their modules on first use (`synapse.lazy`): the names
+"""`synapse.store` and `synapse.core.models` import their modules on first use (`synapse.core.lazy`): the names
 a type checker sees (the `TYPE_CHECKING` imports) are the names served at run time, each is the
 submodule's own object, and a function imports only the domains it touches."""
 
@@ -15,7 +15,8 @@ from types import ModuleType
 
 import pytest
 
-from synapse import lazy, models, store
+from synapse import store
+from synapse.core import lazy, models
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "common" / "python"
@@ -51,7 +52,7 @@ def test_the_names_a_type_checker_sees_are_the_names_served(package: ModuleType)
 def test_every_public_name_of_the_models_modules_is_served() -> None:
     served = lazy.parse(models._EXPORTS)
     for path in sorted((LAYER / "synapse" / "models").glob("[!_]*.py")):
-        module = importlib.import_module(f"synapse.models.{path.stem}")
+        module = importlib.import_module(f"synapse.core.models.{path.stem}")
         own = {
             name
             for name, value in vars(module).items()
@@ -64,7 +65,7 @@ def test_every_public_name_of_the_models_modules_is_served() -> None:
         # module of the package are that module's, so only names defined here are checked
         defined = {n for n in own if n in _assigned_or_defined(path)}
         missing = sorted(n for n in defined if served.get(n, ("", ""))[0] != path.stem)
-        assert not missing, f"{path.name} defines names synapse.models does not serve: {missing}"
+        assert not missing, f"{path.name} defines names synapse.core.models does not serve: {missing}"
 
 
 def _assigned_or_defined(path: Path) -> set[str]:
@@ -111,15 +112,15 @@ def _imported_by(function: str) -> set[str]:
 def test_a_function_imports_only_the_domains_it_touches() -> None:
     # Given GET /memory/{id}, which reads one memory: none of the key, provider, conversation or chat code
     loaded = _imported_by("memory_get")
-    assert "synapse.models.memory" in loaded
+    assert "synapse.core.models.memory" in loaded
     assert not loaded & {
-        "synapse.models.chat",
-        "synapse.models.account",
+        "synapse.core.models.chat",
+        "synapse.core.models.account",
         "synapse.store.credentials",
         "synapse.store.conversations",
         "synapse.store.users",
     }
     # and GET /keys: no memory models, no conversations
     loaded = _imported_by("keys_list")
-    assert "synapse.models.account" in loaded
-    assert not loaded & {"synapse.models.chat", "synapse.store.conversations"}
+    assert "synapse.core.models.account" in loaded
+    assert not loaded & {"synapse.core.models.chat", "synapse.store.conversations"}

@@ -1,10 +1,10 @@
-"""The offline side of synapse.llm: the transient filter, rule extraction, the extractive summary."""
+"""The offline side of synapse.ai.llm: the transient filter, rule extraction, the extractive summary."""
 
 from __future__ import annotations
 
 import pytest
 
-from synapse.llm import (
+from synapse.ai.llm import (
     ExistingKey,
     ExtractedNugget,
     ExtractiveSummarizer,
@@ -12,7 +12,7 @@ from synapse.llm import (
     RuleExtractor,
     is_transient,
 )
-from synapse.models import Category, Priority, Role
+from synapse.core.models import Category, Priority, Role
 
 
 def user(text: str) -> Message:

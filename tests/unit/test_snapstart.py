@@ -1,4 +1,4 @@
-"""SnapStart's runtime hooks (synapse.snapstart), with Lambda's `snapshot_restore_py` faked: what is
+"""SnapStart's runtime hooks (synapse.http.snapstart), with Lambda's `snapshot_restore_py` faked: what is
 warmed before the snapshot, and what no restored container may share."""
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 
-from synapse import aws, providers, snapstart, state
-from synapse.config import settings
+from synapse.aws import clients as aws
+from synapse.core import state
+from synapse.core.config import settings
+from synapse.http import snapstart
+from synapse.services.account import providers
 from synapse.store import db
 
 Hook = Callable[[], None]
@@ -63,8 +66,8 @@ def test_every_function_registers_the_hooks_at_import() -> None:
 
     for path in (ROOT / "functions").glob("*/app.py"):
         text = path.read_text()
-        assert "from synapse import api" in text or "snapstart.register()" in text, path
-    assert "snapstart.register()" in (ROOT / "layers/common/python/synapse/api.py").read_text()
+        assert "from synapse.http import api" in text or "snapstart.register()" in text, path
+    assert "snapstart.register()" in (ROOT / "layers/common/python/synapse/http/api.py").read_text()
 
 
 def test_the_docs_function_is_named_from_its_handler(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,7 +104,7 @@ def test_before_the_snapshot_the_lazy_imports_and_the_service_models_are_loaded_
     runtime["before"][0]()
     # Then the function's lazy imports are made, DynamoDB's client was built once
     assert set(snapstart.WARM["memory_recall"]) <= set(imported)
-    assert {"synapse.embeddings", "synapse.ranking", "google.genai"} <= set(sys.modules)
+    assert {"synapse.ai.embeddings", "synapse.search.ranking", "google.genai"} <= set(sys.modules)
     assert loaded == ["dynamodb", "kms"]  # (a user's own Gemini key is decrypted with KMS)
     # and no credentials were resolved, no client is cached for the requests to use
     assert asked == []
@@ -111,20 +114,20 @@ def test_before_the_snapshot_the_lazy_imports_and_the_service_models_are_loaded_
 def test_before_the_snapshot_every_module_behind_the_facades_is_imported() -> None:
     # Given a fresh interpreter as the health function (which touches neither store nor models at init)
     code = (
-        "import json, sys; from synapse import snapstart; "
-        "before = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.models.'))}; "
+        "import json, sys; from synapse.http import snapstart; "
+        "before = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.core.models.'))}; "
         "snapstart.before_snapshot(); "
-        "after = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.models.'))}; "
+        "after = {m for m in sys.modules if m.startswith(('synapse.store.', 'synapse.core.models.'))}; "
         "print(json.dumps([sorted(before), sorted(after)]))"
     )
-    layer = Path(snapstart.__file__).parents[1]
+    layer = Path(snapstart.__file__).parents[2]
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(layer), "LAMBDA_TASK_ROOT": "/var/task/health"}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     before, after = json.loads(proc.stdout.strip().splitlines()[-1])
     # When the hook runs, then every store and models module is loaded into the snapshot
     modules = {f"synapse.store.{p.stem}" for p in (layer / "synapse" / "store").glob("[!_]*.py")}
-    modules |= {f"synapse.models.{p.stem}" for p in (layer / "synapse" / "models").glob("[!_]*.py")}
+    modules |= {f"synapse.core.models.{p.stem}" for p in (layer / "synapse" / "core" / "models").glob("[!_]*.py")}
     assert not modules <= set(before)
     assert modules <= set(after)
 

@@ -1,11 +1,14 @@
-"""Per-container state lives behind one reset (synapse.state), the one tests and benchmarks call."""
+"""Per-container state lives behind one reset (synapse.core.state), the one tests and benchmarks call."""
 
 from __future__ import annotations
 
 import pytest
 
-from synapse import providers, recall, state, store
-from synapse.config import settings
+from synapse import store
+from synapse.core import state
+from synapse.core.config import settings
+from synapse.services.account import providers
+from synapse.services.memory import recall
 
 
 def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse import recall, store
+from synapse import store
+from synapse.services.memory import recall
 
 DIM = 64
 
@@ -192,7 +193,7 @@ def test_the_cache_serves_a_corpus_only_for_its_version() -> None:
 
 
 def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from synapse import ranking
+    from synapse.search import ranking
 
     texts = ["likes black coffee", "ชอบกาแฟดำ", "runs on weekends", "learning Rust", "dog named Kai"]
     before = recall.build_corpus(

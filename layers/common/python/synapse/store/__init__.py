@@ -6,13 +6,13 @@
   summaries, the identity line; `credentials`: API keys and provider keys; `users`: a user as a whole.
 
 Services use the names re-exported here (`store.save`, `store.Space`, …). They are imported on first
-use (`synapse.lazy`): a function that only reads memories never imports the credentials or
+use (`synapse.core.lazy`): a function that only reads memories never imports the credentials or
 conversations modules at cold start.
 """
 
 from typing import TYPE_CHECKING
 
-from synapse.lazy import exports
+from synapse.core.lazy import exports
 
 if TYPE_CHECKING:
     from synapse.store.changes import Version, changed_ids

@@ -10,8 +10,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from synapse.errors import NotFound
-from synapse.models import iso, parse_iso
+from synapse.core.errors import NotFound
+from synapse.core.models import iso, parse_iso
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from synapse import aws
-from synapse.config import settings
-from synapse.errors import UpstreamUnavailable
-from synapse.state import per_container
+from synapse.aws import clients as aws
+from synapse.core.config import settings
+from synapse.core.errors import UpstreamUnavailable
+from synapse.core.state import per_container
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

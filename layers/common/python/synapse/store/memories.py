@@ -16,8 +16,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from synapse.errors import NotFound
-from synapse.models import (
+from synapse.core.errors import NotFound
+from synapse.core.models import (
     PRIORITY_RANK,
     Category,
     Memory,
@@ -27,7 +27,7 @@ from synapse.models import (
     iso,
     parse_iso,
 )
-from synapse.models import (
+from synapse.core.models import (
     Change as ChangeKind,
 )
 from synapse.store import changes as log

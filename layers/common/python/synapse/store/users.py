@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from synapse.config import settings
-from synapse.models import Memory, MemoryVersion, parse_iso, utcnow
+from synapse.core.config import settings
+from synapse.core.models import Memory, MemoryVersion, parse_iso, utcnow
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.conversations import StoredMessage, Summary, summary_from_item

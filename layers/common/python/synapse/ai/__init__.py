@@ -1,0 +1,1 @@
+"""Language models and their offline stand-ins: embedders, extraction, summaries, rules."""

@@ -1,0 +1,269 @@
+"""Extraction of memory nuggets from a conversation, and session summaries, through Gemini.
+
+`GeminiExtractor` and `GeminiSummarizer`: one `generate_content` call each, structured JSON output with
+a pydantic response schema for extraction; used when a Gemini key is available. Without one the
+factories give the offline rules of `llm_rules` (`RuleExtractor`, `ExtractiveSummarizer`), which are
+also the fallback when Gemini's answer is unusable. `google.genai` is imported only inside the calls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from synapse.ai.embeddings import GeminiCaller, upstream_guard
+from synapse.ai.rules import ExtractiveSummarizer, RuleExtractor, has_thai, is_transient
+from synapse.core.config import settings
+from synapse.core.models import (
+    MAX_CONTENT,
+    MAX_TAG_LEN,
+    MAX_TAGS,
+    Category,
+    ExistingKey,
+    ExtractedNugget,
+    Priority,
+    Role,
+)
+from synapse.core.models import ChatMessage as Message
+
+if TYPE_CHECKING:
+    from google import genai
+
+__all__ = [
+    "ExistingKey",
+    "ExtractedNugget",
+    "ExtractiveSummarizer",
+    "Extractor",
+    "GeminiExtractor",
+    "GeminiSummarizer",
+    "Message",
+    "RuleExtractor",
+    "Summarizer",
+    "get_extractor",
+    "get_summarizer",
+    "has_thai",
+    "is_transient",
+]
+
+logger = logging.getLogger(__name__)
+
+LLM_UNAVAILABLE = "The language model service is unavailable; try again shortly."
+
+
+class Extractor(Protocol):
+    def extract(self, messages: Sequence[Message], existing: Sequence[ExistingKey]) -> list[ExtractedNugget]:
+        """Nuggets worth remembering from `messages`; transient chatter yields nothing."""
+        ...
+
+
+class Summarizer(Protocol):
+    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
+        """A short summary of `messages` in their language (`previous` is the last chunk's summary)."""
+        ...
+
+
+# --- Gemini --------------------------------------------------------------------------------------------
+
+
+class _NuggetOut(BaseModel):
+    """The response schema of one nugget (loose: each is validated after, invalid ones dropped)."""
+
+    category: Category = Field(description="One of the eight categories.")
+    key: str = Field(description="Stable snake_case key, [a-z0-9_], max 100 chars; reuse an existing key.")
+    content: str = Field(description="The fact, short, in the user's own language.")
+    tags: list[str] = Field(description="1-5 short lower-case tags.")
+    priority: Priority = Field(description="low, normal, high or critical.")
+    confidence: float = Field(description="0.0-1.0: how sure the fact is stated by the user.")
+    is_identity: bool = Field(description="True if it belongs in the one-line identity of the user.")
+
+
+class ExtractionResult(BaseModel):
+    """The response schema of an extraction call."""
+
+    model_config = ConfigDict(title="ExtractionResult")
+    nuggets: list[_NuggetOut]
+
+
+_CATEGORIES_HELP = """\
+- identity: who the user is — name, nickname, where they live, where they work, job, languages spoken.
+- preference: what the user likes, dislikes or prefers — tools, themes, food, styles, reply language.
+- fact: a durable fact about the user's world (family, pets, possessions, dates, health they share).
+- project: something the user is building or working on, with its status.
+- skill: something the user knows or is learning, and how well.
+- mistake: an error made in the conversation and its correction, to avoid repeating it.
+- context: situational context worth recalling later (plans, current tasks, events, circumstances).
+- note: anything else the user explicitly asks to remember."""
+
+_EXTRACT_INSTRUCTIONS = """\
+You extract long-term memories about the USER from a conversation between a user and an assistant.
+
+Categories:
+{categories}
+
+Rules:
+- Extract only what the user said or confirmed about themselves and their world; never the
+  assistant's suggestions as facts.
+- Skip transient chatter: greetings, thanks, acknowledgements, laughter ("ok", "ขอบคุณครับ", "555").
+- Each nugget is one self-contained fact, short (under 200 characters).
+- Write `content` in the user's own language: Thai stays Thai, English stays English. Keep names,
+  places and product names as the user wrote them.
+- `key` is a stable snake_case identifier of the SLOT the fact fills, not of its value: e.g.
+  identity/user_name, identity/user_location, identity/user_workplace, identity/user_job,
+  identity/user_languages, preference/theme, preference/editor, preference/pref_coffee.
+  ASCII only, [a-z0-9_], starting with a letter or digit, at most 100 characters.
+- When a fact changes or refines one the user already has (below), reuse that exact category and
+  key so the old memory is updated, and write the new content in full.
+- is_identity is true for the few facts that describe who the user is and what they prefer
+  (name, location, job, languages, main preferences).
+- priority: high for name and critical constraints, normal for most facts, low for passing context.
+- Return {{"nuggets": []}} when there is nothing worth remembering.
+
+The user's existing memories (category/key: content):
+{existing}"""
+
+
+def _format_existing(existing: Sequence[ExistingKey], limit: int = 200) -> str:
+    if not existing:
+        return "(none yet)"
+    lines = [f"- {e.category.value}/{e.key}: {' '.join(e.content.split())[:200]}" for e in existing[:limit]]
+    return "\n".join(lines)
+
+
+def _format_conversation(messages: Sequence[Message]) -> str:
+    return "\n".join(f"[{i}] {m.role.value}: {m.content}" for i, m in enumerate(messages, 1))
+
+
+def _repair_nugget(item: Any) -> ExtractedNugget | None:
+    """Validate one model-proposed nugget; light repairs (key case, tags), None if still invalid."""
+    if not isinstance(item, dict):
+        return None
+    data = dict(item)
+    key = data.get("key")
+    if isinstance(key, str):
+        key = re.sub(r"[^a-z0-9_]+", "_", key.strip().lower()).strip("_")[:100]
+        data["key"] = key
+    tags = data.get("tags")
+    if isinstance(tags, list):
+        clean: list[str] = []
+        for t in tags:
+            if isinstance(t, str) and t.strip():
+                tag = t.strip().lower()[:MAX_TAG_LEN]
+                if tag not in clean:
+                    clean.append(tag)
+        data["tags"] = clean[:MAX_TAGS]
+    content = data.get("content")
+    if isinstance(content, str):
+        data["content"] = content.strip()[:MAX_CONTENT]
+    if isinstance(data.get("confidence"), int | float):
+        data["confidence"] = min(1.0, max(0.0, float(data["confidence"])))
+    try:
+        return ExtractedNugget.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def _parse_nuggets(text: str) -> list[ExtractedNugget] | None:
+    """Nuggets from the model's JSON text; None if it is not JSON of the expected shape at all."""
+    try:
+        payload = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    items: Any = payload.get("nuggets") if isinstance(payload, dict) else payload
+    if not isinstance(items, list):
+        return None
+    out: dict[tuple[Category, str], ExtractedNugget] = {}
+    for item in items:
+        nugget = _repair_nugget(item)
+        if nugget is not None:
+            out[(nugget.category, nugget.key)] = nugget
+    return list(out.values())
+
+
+class _GeminiBase(GeminiCaller):
+    def __init__(
+        self, api_key: str | None = None, *, model: str | None = None, client: genai.Client | None = None
+    ) -> None:
+        super().__init__(api_key or settings().gemini_api_key, client)
+        self.model: str = model or settings().llm_model
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"{type(self).__name__}(model={self.model!r})"
+
+
+class GeminiExtractor(_GeminiBase):
+    """One `generate_content` call per ingest, JSON output constrained by `ExtractionResult`."""
+
+    def extract(
+        self, messages: Sequence[Message], existing: Sequence[ExistingKey] = ()
+    ) -> list[ExtractedNugget]:
+        from google.genai import types
+
+        kept = [m for m in messages if m.content.strip() and not is_transient(m.content)]
+        if not any(m.role == Role.user for m in kept):
+            return []
+        config = types.GenerateContentConfig(
+            system_instruction=_EXTRACT_INSTRUCTIONS.format(
+                categories=_CATEGORIES_HELP, existing=_format_existing(existing)
+            ),
+            response_mime_type="application/json",
+            response_schema=ExtractionResult,
+            temperature=0.1,
+        )
+        prompt = "Conversation:\n" + _format_conversation(kept)
+        with upstream_guard(LLM_UNAVAILABLE):
+            response = self.client.models.generate_content(model=self.model, contents=prompt, config=config)
+        text = response.text or ""
+        nuggets = _parse_nuggets(text)
+        if nuggets is None:
+            logger.warning("gemini extraction returned no usable JSON; falling back to rules")
+            return RuleExtractor().extract(messages, existing)
+        return nuggets
+
+
+_SUMMARY_INSTRUCTIONS = """\
+Summarize the conversation below for the assistant's long-term memory, in plain text (no markdown,
+no lists), at most 120 words, in the language the conversation is in (Thai stays Thai). Keep the
+user's facts, decisions, open questions and commitments; drop greetings and chatter.{previous}"""
+
+
+class GeminiSummarizer(_GeminiBase):
+    """One `generate_content` call; a plain-text summary in the conversation's language."""
+
+    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
+        from google.genai import types
+
+        kept = [m for m in messages if m.content.strip() and not is_transient(m.content)]
+        if not kept:
+            return ""
+        prev = f"\n\nThe summary of the conversation so far, for context:\n{previous}" if previous else ""
+        config = types.GenerateContentConfig(
+            system_instruction=_SUMMARY_INSTRUCTIONS.format(previous=prev),
+            temperature=0.2,
+            max_output_tokens=512,
+        )
+        with upstream_guard(LLM_UNAVAILABLE):
+            response = self.client.models.generate_content(
+                model=self.model, contents="Conversation:\n" + _format_conversation(kept), config=config
+            )
+        text = (response.text or "").strip()
+        return text or ExtractiveSummarizer().summarize(messages, previous)
+
+
+# --- factories -----------------------------------------------------------------------------------------
+
+
+def get_extractor(api_key: str | None = None) -> Extractor:
+    """Gemini when a key is at hand (the user's own, else GEMINI_API_KEY), else the rules."""
+    key = api_key or settings().gemini_api_key
+    return GeminiExtractor(key) if key else RuleExtractor()
+
+
+def get_summarizer(api_key: str | None = None) -> Summarizer:
+    """Gemini when a key is at hand, else the extractive summarizer."""
+    key = api_key or settings().gemini_api_key
+    return GeminiSummarizer(key) if key else ExtractiveSummarizer()

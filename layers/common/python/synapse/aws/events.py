@@ -1,0 +1,53 @@
+"""EventBridge publisher: SessionSummaryDue on MemoryBus."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, cast
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from synapse.aws import clients as aws
+from synapse.core.config import settings
+from synapse.core.errors import UpstreamUnavailable
+from synapse.core.state import per_container
+
+if TYPE_CHECKING:
+    from mypy_boto3_events import EventBridgeClient
+
+SOURCE = "synapse.memory"
+SUMMARY_DUE = "SessionSummaryDue"
+
+
+@per_container
+def client() -> EventBridgeClient:
+    return cast("EventBridgeClient", aws.client("events"))
+
+
+def summary_boundaries(before: int, after: int, every: int) -> list[int]:
+    """Every multiple of `every` the session's count passed going from `before` to `after`."""
+    return list(range((before // every + 1) * every, after + 1, every))
+
+
+def publish_summaries_due(user_id: str, session_id: str, counts: list[int], mind_id: str = "default") -> None:
+    """One SessionSummaryDue per boundary (the summarizer makes each chunk once, whatever repeats)."""
+    if not counts:
+        return
+    entries = [
+        {
+            "Source": SOURCE,
+            "DetailType": SUMMARY_DUE,
+            "Detail": json.dumps(
+                {"userId": user_id, "sessionId": session_id, "msgCount": count, "mindId": mind_id}
+            ),
+            "EventBusName": settings().event_bus,
+        }
+        for count in counts
+    ]
+    try:
+        for start in range(0, len(entries), 10):  # PutEvents takes 10 entries a call
+            answer = client().put_events(Entries=entries[start : start + 10])  # type: ignore[arg-type]
+            if answer.get("FailedEntryCount"):
+                raise UpstreamUnavailable("The event bus refused an event; try again shortly.", retry_after=2)
+    except (ClientError, BotoCoreError) as exc:
+        raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc

@@ -1,0 +1,1 @@
+"""Foundation: errors, settings, per-container state, observability, the caller, the models."""

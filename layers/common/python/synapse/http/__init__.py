@@ -1,0 +1,1 @@
+"""The HTTP edge: resolver, envelope, OpenAPI, body checks, the entrypoint, MCP, SnapStart."""

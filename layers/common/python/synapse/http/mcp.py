@@ -1,0 +1,326 @@
+"""POST /mcp: the memory tools for agents over the Model Context Protocol.
+
+The official `mcp` SDK does the protocol (JSON-RPC framing, `initialize` and capability negotiation,
+`tools/list`, `tools/call`) on its Streamable HTTP transport, stateless and with JSON answers; Mangum
+hands it the API Gateway event as an ASGI request. Each tool calls the service its route calls, with
+the caller and mind the authorizer and `X-Mind-Id` gave, and validates its arguments with the route's
+own pydantic model (whose JSON Schema is the tool's input schema).
+
+Imported by the MCP function only, when it is first called: the SDK costs ~0.7 s of imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mangum import Mangum
+from mcp.server import Server, ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from synapse.core.errors import NotFound, SynapseError, Unauthorized, ValidationFailed
+from synapse.core.models import (
+    Body,
+    ContextIn,
+    ForgetIn,
+    MemoryIn,
+    RecallIn,
+    Scope,
+    SearchIn,
+)
+from synapse.core.observability import logger
+from synapse.core.principal import Principal
+from synapse.core.state import per_container
+from synapse.http import api
+from synapse.services.memory import context, memories, recall
+
+PATH = "/mcp"
+# Requests reach this function through API Gateway, which names its own host: the SDK's DNS-rebinding
+# check (a browser tricked into a local server) does not apply to a bearer-token API behind it.
+_TRANSPORT = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+_INSTRUCTIONS = (
+    "Synapse is this user's long-term memory. Call `context` (or `recall`) before answering anything "
+    "that may depend on what you were told before; call `remember` when you learn something durable "
+    "(a name, a preference, a decision, a project's state, a mistake to avoid), in the user's language. "
+    "A memory is identified by (category, key): remembering the same key again updates it in place."
+)
+
+Outcome = tuple[str, dict[str, Any]]  # the result's text, and its structured content
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    model: type[Body]
+    scope: Scope
+    run: Callable[[Principal, Any], Outcome]
+    description: str
+
+    def listed(self) -> types.Tool:
+        read_only = self.scope is Scope.read
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=input_schema(self.model),
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=read_only,
+                destructive_hint=self.name == "forget",
+                idempotent_hint=read_only or self.name in ("remember", "forget"),
+                open_world_hint=False,
+            ),
+        )
+
+
+def input_schema(model: type[Body]) -> dict[str, Any]:
+    """The route's model as the tool's JSON Schema, less `userId`: a tool acts for its caller."""
+    schema = model.model_json_schema()
+    schema["properties"].pop("userId", None)
+    if "userId" in schema.get("required", []):
+        schema["required"].remove("userId")
+    return schema
+
+
+# --- the tools: each is its route's service, and a text an LLM reads ------------------------------
+
+
+def _remember(who: Principal, args: MemoryIn) -> Outcome:
+    memory, created = memories.put(who, args)
+    done = "Stored a new memory" if created else "Updated the memory"
+    text = f"{done} {memory.category.value}/{memory.key} (id {memory.id}, version {memory.version})."
+    return text, memory.model_dump(mode="json")
+
+
+def _line(kind: str, key: str, text: str, score: float, mem_id: str) -> str:
+    return f"- [{kind}/{key}] {text} (score {score:.3f}, id {mem_id})"
+
+
+def _recall(who: Principal, args: RecallIn) -> Outcome:
+    found = recall.recall(who, args)
+    lines = [_line(m.type.value, m.key, m.text, m.score, m.id) for m in found.memories]
+    return "\n".join(lines) or "No memories matched.", found.model_dump(mode="json")
+
+
+def _search(who: Principal, args: SearchIn) -> Outcome:
+    hits = memories.search(who, args.q, tag=args.tag, limit=args.limit)
+    lines = [_line(m.category.value, m.key, m.content, m.score, m.id) for m in hits]
+    data = {"memories": [m.model_dump(mode="json") for m in hits]}
+    return "\n".join(lines) or "No memories matched.", data
+
+
+def _forget(who: Principal, args: ForgetIn) -> Outcome:
+    memories.delete(who, args.id)
+    return f"Forgot memory {args.id} (it and its history are deleted).", {"deleted": args.id}
+
+
+def _context(who: Principal, args: ContextIn) -> Outcome:
+    out = context.context(who, args)
+    return out.prompt or "Nothing is remembered for this yet.", out.model_dump(mode="json")
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool(
+            name="remember",
+            title="Remember a fact",
+            model=MemoryIn,
+            scope=Scope.write,
+            run=_remember,
+            description=(
+                "Store one durable memory about the user or their work, to be recalled in later "
+                "conversations. Use it when you learn something that will still matter later: who the "
+                "user is (identity), what they like (preference), facts, the state of a project, a skill, "
+                "a mistake not to repeat, context, or a note. Not for small talk or things true only now.\n"
+                "Choose `key` as a short, stable snake_case name for the *slot* the fact fills "
+                "(`user_name`, `home_city`, `preferred_editor`, `project_synapse_status`), not for the "
+                "value: remembering the same (category, key) again updates that memory in place (the old "
+                "text is kept in its history), so reuse a key to correct or refresh a fact instead of "
+                "making a new one. `content` is one self-contained sentence in the user's language "
+                "(Thai or English). Agents' memories are stored unverified until the user verifies them."
+            ),
+        ),
+        Tool(
+            name="recall",
+            title="Recall relevant memories",
+            model=RecallIn,
+            scope=Scope.read,
+            run=_recall,
+            description=(
+                "Find the memories most relevant to a question or topic (meaning and words, Thai and "
+                "English), best first; one memory per line as `[category/key] text (score, id)`. Use it "
+                "before answering something that may depend on what the user told you before. `limit` is "
+                "1-50 (default 5); `category` and `tags` narrow the search."
+            ),
+        ),
+        Tool(
+            name="search",
+            title="Search memories by words",
+            model=SearchIn,
+            scope=Scope.read,
+            run=_search,
+            description=(
+                "Full-text search of the memories for exact words or names (`q`), optionally within one "
+                "tag; ranked, one memory per line with its id. Prefer `recall` for questions; use `search` "
+                "to find a memory to update or forget."
+            ),
+        ),
+        Tool(
+            name="forget",
+            title="Forget a memory",
+            model=ForgetIn,
+            scope=Scope.write,
+            run=_forget,
+            description=(
+                "Delete one memory by its id (from `recall` or `search`), with its history. Use it only "
+                "when the user asks you to forget something or a memory is plainly wrong and cannot be "
+                "corrected with `remember` on the same key."
+            ),
+        ),
+        Tool(
+            name="context",
+            title="Context for this turn",
+            model=ContextIn,
+            scope=Scope.read,
+            run=_context,
+            description=(
+                "Everything to know before answering the user's message, as one text block for your "
+                "context: the user's identity line, the memories most relevant to `query` (the user's "
+                "message), and, with `sessionId`, the conversation's latest summary and last messages."
+            ),
+        ),
+    )
+}
+
+
+# --- the protocol's handlers -----------------------------------------------------------------------
+
+
+def _failed(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def _caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
+    """The caller of this very request, from the API Gateway event Mangum put in the ASGI scope."""
+    request = ctx.request
+    event = getattr(request, "scope", {}).get("aws.event") if request is not None else None
+    if not isinstance(event, dict):
+        raise Unauthorized("A valid bearer token is required.")
+    return api.caller_of(event)
+
+
+def _invalid(exc: ValidationError) -> str:
+    details = api.validation_details(exc.errors())
+    loc, msg = (details[0]["loc"], str(details[0]["msg"])) if details else ([], "invalid arguments")
+    return ValidationFailed.sentence(["arguments", *loc], msg)
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    # every caller sees the five tools; scopes are checked when one is called
+    return types.ListToolsResult(tools=[t.listed() for t in TOOLS.values()])
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    tool = TOOLS.get(params.name)
+    if tool is None:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+    try:
+        who = _caller(ctx)
+        who.require(tool.scope)
+        args = tool.model.model_validate(params.arguments or {})
+        # the services are synchronous (boto3): one message per invocation, so the loop may wait
+        text, data = tool.run(who, args)
+    except ValidationError as exc:
+        return _failed(_invalid(exc))
+    except SynapseError as err:
+        if err.status >= 500:
+            logger.warning("tool failed", extra={"tool": tool.name, "error_code": err.code})
+        return _failed(err.message)
+    except Exception as exc:  # noqa: BLE001  (a tool's failure is its result, never the protocol's)
+        # the type only: messages and traces may carry user content or secrets
+        logger.error("unhandled tool error", extra={"tool": tool.name, "error_type": type(exc).__name__})
+        return _failed("Something went wrong on our side.")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+
+@per_container
+def server() -> Server[Any]:
+    return Server(
+        "synapse",
+        version="2.0.0",
+        title="Synapse memory",
+        instructions=_INSTRUCTIONS,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )
+
+
+# --- one HTTP request ------------------------------------------------------------------------------
+
+_ACCEPT = "application/json, text/event-stream"
+
+
+def serve(event: dict[str, Any], lambda_context: Any) -> tuple[int, dict[str, str], str]:
+    """One POST /mcp (already authenticated, its body checked as JSON): the SDK's answer as status,
+    headers and body. Its HTTP errors are put in the contract's envelope, like every other route's."""
+    headers = event.setdefault("headers", {})
+    accept = headers.get("accept", "")
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        # the transport wants both named; the answer is JSON either way (curl, generated clients)
+        headers["accept"] = _ACCEPT
+    # a new ASGI app per request: the SDK's session manager runs once per instance; building it is cheap
+    app = server().streamable_http_app(
+        streamable_http_path=PATH, json_response=True, stateless_http=True, transport_security=_TRANSPORT
+    )
+    _event_loop()
+    answer = Mangum(app, lifespan="auto")(event, lambda_context)
+    status = int(answer["statusCode"])
+    body = str(answer.get("body") or "")
+    if status >= 400:
+        return _protocol_error(status, body)
+    # the SDK's own headers but its length (API Gateway sets it); JSON in UTF-8, as every route says,
+    # and no content type on an answer without a body (202)
+    out = {k.lower(): str(v) for k, v in (answer.get("headers") or {}).items()}
+    out.pop("content-length", None)
+    out.pop("content-type", None)
+    if body:
+        out["content-type"] = api.JSON
+    return status, out, body
+
+
+@per_container
+def _event_loop() -> asyncio.AbstractEventLoop:
+    """The container's event loop, which Mangum runs each request on (made before Mangum looks)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def _protocol_error(status: int, body: str) -> tuple[int, dict[str, str], str]:
+    """The transport refused the request before any tool ran (a JSON-RPC message it cannot take)."""
+    try:
+        message = str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        message = "The request is not an MCP message this endpoint takes."
+    err: SynapseError = (
+        ValidationFailed(f"Not an MCP request this endpoint takes: {message}")
+        if status in (400, 406, 415, 422)
+        else NotFound("No such MCP session or method.")
+        if status in (404, 405)
+        else SynapseError("Something went wrong on our side.")
+    )
+    if err.status >= 500:
+        logger.error("mcp transport error", extra={"status": status})
+    return err.status, {"content-type": api.JSON}, api.to_json(api.envelope(err))

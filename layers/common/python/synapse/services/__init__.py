@@ -1,0 +1,1 @@
+"""The behaviour of the routes, by domain: `memory`, `chat`, `account`."""

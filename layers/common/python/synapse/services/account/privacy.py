@@ -1,0 +1,52 @@
+"""A user's data as a whole: export everything, or delete everything."""
+
+from __future__ import annotations
+
+from synapse import store
+from synapse.core.models import ExportOut, MindOut, ProviderInfo, iso
+from synapse.services.account.auth import key_info
+
+
+def export(user_id: str) -> ExportOut:
+    """Everything stored for the user; vectors and ciphertexts left out, keys as hints only."""
+    data = store.everything(user_id)
+    return ExportOut(
+        memories=data.memories,
+        history=data.history,
+        identity=data.identity.get(store.DEFAULT_MIND),
+        identities=data.identity,
+        minds=[
+            MindOut(mind_id=m.mind_id, name=m.name, description=m.description, created_at=m.created_at)
+            for m in sorted(data.minds, key=lambda m: (m.created_at, m.mind_id))
+        ],
+        summaries=[
+            {
+                "session_id": session_id,
+                "chunk_id": chunk.chunk_id,
+                "summary": chunk.summary,
+                "msg_count": chunk.msg_count,
+                "created_at": iso(chunk.created_at),
+            }
+            for _mind, session_id, chunk in data.summaries
+        ],
+        sessions=[
+            {
+                "session_id": s.session_id,
+                "msg_count": s.msg_count,
+                "chunks": s.chunks,
+                "messages": [
+                    {"seq": m.seq, "role": m.role, "content": m.content, "created_at": iso(m.created_at)}
+                    for m in s.messages
+                ],
+            }
+            for s in data.sessions
+        ],
+        keys=[key_info(k) for k in data.keys],
+        providers=[
+            ProviderInfo(provider=p.provider, hint=p.hint, updated_at=p.updated_at) for p in data.providers
+        ],
+    )
+
+
+def delete(user_id: str) -> int:
+    return store.delete_user(user_id)

@@ -1,0 +1,1 @@
+"""Conversations: ingest and session summaries."""

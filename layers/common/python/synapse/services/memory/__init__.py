@@ -1,0 +1,1 @@
+"""Memories: the memory model, recall, context, the identity line."""

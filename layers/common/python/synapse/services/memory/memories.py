@@ -1,0 +1,378 @@
+"""The structured memory model: upsert by (category, key), source/verified/confidence rules, reads."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from synapse import store
+from synapse.core.errors import NotFound, ValidationFailed
+from synapse.core.models import (
+    PRIORITY_RANK,
+    WITHIN_PATTERN,
+    Category,
+    Change,
+    Memory,
+    MemoryHistory,
+    MemoryIn,
+    MemoryPatch,
+    RestoreIn,
+    ScoredMemory,
+    Source,
+    check_tag,
+    utcnow,
+)
+from synapse.core.principal import Principal
+from synapse.services.account.minds import space_of
+from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
+
+AGENT_CONFIDENCE = 0.7
+USER_CONFIDENCE = 1.0
+_WINDOW = re.compile(WITHIN_PATTERN)
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def default_confidence(who: Principal) -> float:
+    return USER_CONFIDENCE if who.is_user else AGENT_CONFIDENCE
+
+
+def embed_document(user_id: str, text: str) -> store.Vector | None:
+    """The stored vector of a memory's content (its key and tags are for full-text search), or None
+    when no embedder is configured."""
+    from synapse.ai.embeddings import get_embedder  # lazy: keeps google.genai out of cold starts
+    from synapse.services.account.providers import gemini_key_for
+
+    embedder = get_embedder(gemini_key_for(user_id))
+    if embedder is None:
+        return None
+    vec = embedder.embed_documents([text])[0]
+    return store.make_vector(vec, embedder.model)
+
+
+Make = Callable[[store.Stored | None], Memory]
+Kind = Callable[[store.Stored | None], Change]
+
+
+def _created_or_updated(read: store.Stored | None) -> Change:
+    return Change.updated if read is not None else Change.created
+
+
+def write(
+    space: store.Space,
+    mem_id: str,
+    make: Make,
+    *,
+    vector: store.Vector | None = None,
+    read: store.Stored | None = None,
+    known: bool = False,
+    kind: Kind = _created_or_updated,
+) -> tuple[Memory, bool]:
+    """The one way a memory is written: read it, `make` the memory as it is to be from what was read
+    (None: it does not exist yet; `make` raises NotFound where it must exist), store it conditionally
+    on that read, and read again if another writer came in between. Returns (memory, created).
+
+    `read` (with `known`) is a read the caller already made. The identity line follows identity and
+    preference memories."""
+    for attempt in range(store.WRITE_ATTEMPTS):
+        if not known:
+            read = store.get(space, mem_id)
+        known = False
+        memory = make(read).model_copy(update={"version": store.next_version(read), "mind_id": space.mind_id})
+        try:
+            store.save(space, [store.Change(memory=memory, read=read, vector=vector, kind=kind(read))])
+        except store.LostRace:
+            store.backoff(attempt)
+            continue
+        if memory.category in IDENTITY_CATEGORIES:
+            rebuild_identity(space)
+        return memory, read is None
+    raise store.busy()
+
+
+def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created).
+
+    Content, source, verified and confidence are always written; tags, priority and expires_at only
+    when sent (an update keeps the old ones); created_at is kept."""
+    user_id = who.check_user_id(body.userId)
+    space = space_of(who)
+    sent = body.model_fields_set
+    vector = embed_document(user_id, body.content)
+
+    def make(read: store.Stored | None) -> Memory:
+        now = utcnow()
+        changes: dict[str, Any] = {
+            "content": body.content,
+            "source": who.source,
+            # only a human's write is verified; an agent's write (re)sets it to false
+            "verified": who.is_user,
+            "confidence": body.confidence if body.confidence is not None else default_confidence(who),
+            "updated_at": now,
+            **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+        }
+        if read is not None:
+            return read.memory.model_copy(update=changes)
+        return Memory(
+            id=mem_id,
+            category=body.category,
+            key=body.key,
+            user_id=user_id,
+            created_at=now,
+            **{"tags": [], "priority": body.priority, **changes},
+        )
+
+    mem_id = store.id_for(space, body.category, body.key)
+    return write(space, mem_id, make, vector=vector)
+
+
+def get(who: Principal, mem_id: str) -> Memory:
+    found = store.get(space_of(who), mem_id)
+    if found is None or not found.memory.is_live(utcnow()):
+        raise NotFound(store.NO_MEMORY)
+    return found.memory
+
+
+def _existing(read: store.Stored | None) -> store.Stored:
+    if read is None:
+        raise NotFound(store.NO_MEMORY)
+    return read
+
+
+def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
+    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key.
+
+    Source, verified and confidence describe the last writer (a PUT without confidence sets the
+    caller's default)."""
+    who.check_user_id(patch.userId)
+    space = space_of(who)
+    sent = patch.model_fields_set
+    # read first: a 404 or a changed identity is answered before any work (embedding new content
+    # costs a model call, wasted on a memory that does not exist)
+    current = _existing(store.get(space, mem_id))
+    for name in ("category", "key"):
+        if name in sent and getattr(patch, name) != getattr(current.memory, name):
+            raise ValidationFailed.at(["body", name], "is part of the memory's identity and cannot change")
+    changes: dict[str, Any] = {
+        "source": who.source,
+        "verified": who.is_user,
+        "confidence": patch.confidence if patch.confidence is not None else default_confidence(who),
+    }
+    for name in ("content", "tags", "priority", "expires_at"):
+        if name in sent:
+            value = getattr(patch, name)
+            if value is None and name != "expires_at":
+                raise ValidationFailed.at(["body", name], "cannot be null")
+            changes[name] = value
+    vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
+
+    def make(read: store.Stored | None) -> Memory:
+        return _existing(read).memory.model_copy(update={**changes, "updated_at": utcnow()})
+
+    return write(space, mem_id, make, vector=vector, read=current, known=True)[0]
+
+
+def delete(who: Principal, mem_id: str) -> None:
+    space = space_of(who)
+    if store.delete(space, mem_id) in IDENTITY_CATEGORIES:
+        rebuild_identity(space)
+
+
+def verify(who: Principal, mem_id: str) -> Memory:
+    who.require_user()
+    space = space_of(who)
+
+    def make(read: store.Stored | None) -> Memory:
+        now = utcnow()
+        if read is None or not read.memory.is_live(now):  # 404 for a missing or expired memory
+            raise NotFound(store.NO_MEMORY)
+        return read.memory.model_copy(update={"verified": True, "updated_at": now})
+
+    return write(space, mem_id, make, kind=lambda _: Change.verified)[0]
+
+
+def history(who: Principal, mem_id: str) -> MemoryHistory:
+    """GET /memory/{id}/history: the current version first, then the kept ones down to the oldest."""
+    current = store.get(space_of(who), mem_id)
+    if current is None or not current.memory.is_live(utcnow()):
+        raise NotFound(store.NO_MEMORY)
+    return MemoryHistory(versions=[store.as_version(current), *store.history(space_of(who), mem_id)])
+
+
+def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
+    """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
+    version written by the caller (source and verified follow the caller, as for any write)."""
+    space = space_of(who)
+    current = _existing(store.get(space, mem_id))
+    wanted = (
+        store.as_version(current)
+        if body.version == current.memory.version
+        else store.kept_version(space, mem_id, body.version)
+    )
+    if wanted is None:
+        raise NotFound("No such version of that memory.")
+    vector = embed_document(who.user_id, wanted.content) if wanted.content != current.memory.content else None
+
+    def make(read: store.Stored | None) -> Memory:
+        return _existing(read).memory.model_copy(
+            update={
+                "content": wanted.content,
+                "tags": wanted.tags,
+                "priority": wanted.priority,
+                "confidence": wanted.confidence,
+                "expires_at": wanted.expires_at,
+                "source": who.source,
+                "verified": who.is_user,
+                "updated_at": utcnow(),
+            }
+        )
+
+    return write(
+        space, mem_id, make, vector=vector, read=current, known=True, kind=lambda _: Change.restored
+    )[0]
+
+
+def list_page(
+    who: Principal,
+    *,
+    category: Category | None,
+    tag: str | None,
+    source: Source | None,
+    verified: bool | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Memory], str | None]:
+    flt = store.MemoryFilter(
+        category=category,
+        tag=_tag(tag),
+        source=source,
+        verified=verified,
+        live_at=utcnow(),
+    )
+    try:
+        return store.query(space_of(who), flt, limit=limit, cursor=cursor)
+    except store.BadCursor as exc:
+        raise bad_cursor() from exc
+
+
+def bad_cursor() -> ValidationFailed:
+    return ValidationFailed.at(["query", "cursor"], "not one this API returned")
+
+
+def _tag(tag: str | None) -> str | None:
+    """A `?tag=` as stored tags are: normalised (models.normalize_tag); empty after that is a 422."""
+    if tag is None:
+        return None
+    try:
+        return check_tag(tag)
+    except ValueError as exc:
+        raise ValidationFailed.at(["query", "tag"], str(exc)) from exc
+
+
+Rank = tuple[int, int, str, str]
+
+
+def _rank(m: Memory) -> Rank:
+    # the id last: the same key can exist in two categories, and the order must be total for cursors
+    return (-PRIORITY_RANK[m.priority], -int(m.updated_at.timestamp()), m.key, m.id)
+
+
+def by_priority(memories: list[Memory]) -> list[Memory]:
+    """Critical first, then most recently updated: the order an LLM context wants them in."""
+    return sorted(memories, key=_rank)
+
+
+def _position(cursor: str) -> Rank:
+    try:
+        after = store.decode_cursor(cursor).get("after")
+    except store.BadCursor as exc:
+        raise bad_cursor() from exc
+    if isinstance(after, list) and len(after) == 4:
+        priority, updated, key, mem_id = after
+        if (
+            isinstance(priority, int)
+            and isinstance(updated, int)
+            and isinstance(key, str)
+            and isinstance(mem_id, str)
+        ):
+            return (priority, updated, key, mem_id)
+    raise bad_cursor()
+
+
+def by_tag_page(
+    who: Principal, tag: str, *, limit: int | None, cursor: str | None
+) -> tuple[list[Memory], str | None]:
+    """Live memories with a tag in recall order: all of them, or `limit` and a cursor to the rest.
+
+    The cursor is the last returned memory's place in that order (not an offset), so a memory written
+    between two pages does not shift the next page onto one already seen."""
+    ordered = by_priority(live(who, tag=tag))
+    if cursor:
+        after = _position(cursor)
+        ordered = [m for m in ordered if _rank(m) > after]
+    if limit is None or len(ordered) <= limit:
+        return ordered, None
+    page = ordered[:limit]
+    return page, store.encode_cursor({"after": list(_rank(page[-1]))})
+
+
+def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
+    flt = store.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
+    return store.query(space_of(who), flt)[0]
+
+
+def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
+    """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
+    if not query.strip():
+        raise ValidationFailed.at(["query", "q"], "must not be blank")
+    from synapse.search.ranking import BM25, search_text, tokenize, top_k
+
+    memories = live(who, tag=tag)
+    terms = tokenize(query)
+    if not memories or not terms:
+        return []
+    index = BM25([tokenize(search_text(m.content, m.key, m.tags)) for m in memories])
+    scores = index.scores(terms)
+    best = [int(i) for i in top_k(scores, limit) if scores[int(i)] > 0]
+    return [ScoredMemory(**memories[i].model_dump(), score=round(float(scores[i]), 4)) for i in best]
+
+
+def parse_window(within: str) -> timedelta:
+    match = _WINDOW.match(within)
+    if not match:
+        raise ValidationFailed.at(["query", "within"], "must be a number and m, h or d, like 30m, 24h or 7d")
+    amount, unit = int(match.group(1)), match.group(2)
+    window = timedelta(**{_UNITS[unit]: amount})
+    if window <= timedelta(0) or window > timedelta(days=3650):
+        raise ValidationFailed.at(["query", "within"], "must be between 1m and 3650d")
+    return window
+
+
+def expiring(who: Principal, within: str) -> list[Memory]:
+    now = utcnow()
+    flt = store.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
+    memories = store.query(space_of(who), flt)[0]
+    return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))
+
+
+def render_text(mind_name: str, matching: list[Memory], limit: int) -> str:
+    """The `GET /memory/recall` text (API.md): a header, then one numbered block per memory. Here, not
+    in `recall`, so that plain-text recall does not import numpy.
+
+    `matching` is every live memory that matched, already sorted (priority, then most recently
+    updated); the header counts all of them, the first `limit` are shown.
+    """
+    verified = sum(1 for m in matching if m.verified)
+    lines = [
+        f"Mind: {mind_name}",
+        f"Memories: {len(matching)} total ({verified} verified, {len(matching) - verified} unverified)",
+    ]
+    for n, m in enumerate(matching[:limit], start=1):
+        state = "verified" if m.verified else "unverified"
+        lines.append("")
+        lines.append(f"[{n:03d}] {m.category.value} ({m.priority.value.upper()}) [{state}] {m.key}")
+        lines.extend(f"    {line}" for line in m.content.splitlines() or [""])
+        if m.tags:
+            lines.append(f"    Tags: {', '.join(m.tags)}")
+    return "\n".join(lines) + "\n"
