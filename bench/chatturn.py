@@ -87,8 +87,8 @@ def _cost(ddb: Any, reads: Reads) -> dict[str, Any]:
 def turn(n: int, log: Any) -> dict[str, Any]:
     from local import moto_speed
     from local.harness import load_function
-    from synapse import store
     from synapse.ai import embeddings, llm
+    from synapse.store import db
 
     moto_speed.install()  # (moto's stock serializer takes minutes for a 10k partition)
     try:
@@ -109,7 +109,7 @@ def turn(n: int, log: Any) -> dict[str, Any]:
                 _call(ingest_fn, "POST", "/memory/ingest", _turn_body(0))
                 log(f"  chat turn n={n}: warmed in {time.perf_counter() - t0:.1f} s")
                 reads = Reads()
-                client = store.client()
+                client = db.client()
                 original = reads.wrap(client)
                 t1 = time.perf_counter()
                 _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
@@ -157,29 +157,30 @@ def corpus_update(n: int, repeat: int, log: Any) -> dict[str, Any]:
     """In process: one changed memory applied to a corpus of n (`recall.apply`) vs today's rebuild
     (a new corpus from the full read's columns, tokens of unchanged memories reused) and a cold build."""
     from bench.common import i8s_items, unit_rows
-    from synapse import store
     from synapse.services.memory import recall
+    from synapse.store import changelog
+    from synapse.store import nuggets as nuggets_store
 
     rng = np.random.default_rng(9)
     items = i8s_items(unit_rows(rng, n), with_key=True)
     key = f"{MODEL_KEY}"
-    cols = store.columns(items)
+    cols = nuggets_store.columns(items)
     base = recall.build_corpus(cols, "a", key)
-    at = store.Version("e", 2)
+    at = changelog.Version("e", 2)
     changed_item = dict(items[n // 2])
     changed_item["content"] = {"S": "I moved to Chiang Mai and work at a cafe now"}
 
     def rebuild() -> Any:
         after = [*items[: n // 2], changed_item, *items[n // 2 + 1 :]]
-        return recall.build_corpus(store.columns(after), "b", key, base)
+        return recall.build_corpus(nuggets_store.columns(after), "b", key, base)
 
     def cold() -> Any:
-        return recall.build_corpus(store.columns(items), "c", key)
+        return recall.build_corpus(nuggets_store.columns(items), "c", key)
 
     applied: list[float] = []
     for _ in range(repeat):
-        corpus = recall.build_corpus(store.columns(items), "a", key)
-        one = store.columns([changed_item])
+        corpus = recall.build_corpus(nuggets_store.columns(items), "a", key)
+        one = nuggets_store.columns([changed_item])
         t0 = time.perf_counter()
         recall.apply(corpus, one, one.ids, at)
         applied.append((time.perf_counter() - t0) * 1000)

@@ -189,10 +189,10 @@ def nugget_item(i: int, emb: Mapping[str, Any] | None, *, with_key: bool = False
 
 
 def i8s_items(vectors: np.ndarray, *, with_key: bool = False) -> list[dict[str, Any]]:
-    from synapse import store
+    from synapse.store import codec
 
     return [
-        nugget_item(i, {"B": store.make_vector(v, MODEL).data}, with_key=with_key)
+        nugget_item(i, {"B": codec.make_vector(v, MODEL).data}, with_key=with_key)
         for i, v in enumerate(vectors)
     ]
 
@@ -398,13 +398,13 @@ def count_calls() -> Iterator[dict[str, int]]:
 def seed_moto(n: int, rng: np.random.Generator) -> np.ndarray:
     """n nuggets of USER with int8 vectors, written in batches; then a step of the mind's version
     (as after any write: an empty change-log entry)."""
-    from synapse import store
-    from synapse.store import changes, db
+    from synapse.store import changelog, db
+    from synapse.store.keys import Space
 
     vectors = unit_rows(rng, n)
     db.batch_write([{"PutRequest": {"Item": item}} for item in i8s_items(vectors, with_key=True)])
-    space = store.Space(USER)
-    changes.transact(changes.step(space, changes.read(space), []))
+    space = Space(USER)
+    changelog.transact(changelog.step(space, changelog.read(space), []))
     return vectors
 
 

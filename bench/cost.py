@@ -63,11 +63,13 @@ def modelled(n: int, rng: np.random.Generator) -> dict[str, Any]:
 
 def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
     """recall.recall through moto: cold, warm (nothing written between), and cold again after a write."""
-    from synapse import store
     from synapse.ai import embeddings
-    from synapse.core.models import Category, MemoryIn, RecallIn
+    from synapse.core.models.base import Category
+    from synapse.core.models.chat import RecallIn
+    from synapse.core.models.memory import MemoryIn
     from synapse.core.principal import Principal
     from synapse.services.memory import memories, recall
+    from synapse.store import db
 
     out: dict[str, Any] = {}
     with moto_aws():
@@ -83,7 +85,7 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
         def after(http_response: Any = None, model: Any = None, **_: Any) -> None:
             traffic.setdefault(model.name, []).append(len(http_response.content or b""))
 
-        store.client().meta.events.register("after-call.dynamodb", after)
+        db.client().meta.events.register("after-call.dynamodb", after)
         with patched(embeddings, "get_embedder", lambda *_a, **_k: embedder):
             for phase in ("cold", "warm", "after_write"):
                 if phase == "after_write":

@@ -56,13 +56,13 @@ def overlap(runs: int, log: Any) -> dict[str, Any]:
 
 
 def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
-    from synapse import store
     from synapse.ai import embeddings
     from synapse.services.memory import recall
+    from synapse.store import db
 
     body = {"query": "which editor theme does the user like", "limit": 5}
     embedder = StubEmbedder(query_delay=EMBED_DELAY if delayed else 0.0)
-    ddb = store.client()
+    ddb = db.client()
     canned: dict[str, Any] = {}
 
     def capture(http_response: Any = None, parsed: Any = None, **_: Any) -> None:
@@ -105,7 +105,7 @@ class StubExtractor:
 
     def extract(self, messages: Any, existing: Any = ()) -> list[Any]:
         from synapse.ai.llm import ExtractedNugget
-        from synapse.core.models import Category
+        from synapse.core.models.base import Category
 
         self.calls += 1
         users = [m for m in messages if m.role.value == "user"]

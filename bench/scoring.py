@@ -36,10 +36,10 @@ def top10(scores: np.ndarray) -> np.ndarray:
 
 def vector_corpus(items: list[dict[str, Any]]) -> Any:
     """The vector part of recall's corpus, by the service's own code (no prefix: a cold load)."""
-    from synapse import store
     from synapse.services.memory import recall
+    from synapse.store import nuggets
 
-    rows, vectors, scales = recall.vector_index(store.vectors_of(items), f"{MODEL}/{DIM}")
+    rows, vectors, scales = recall.vector_index(nuggets.vectors_of(items), f"{MODEL}/{DIM}")
     return SimpleNamespace(vec_rows=rows, vectors=vectors, scales=scales, prefix=None, prefix_refused=False)
 
 
@@ -74,26 +74,26 @@ def parse_pages_ms(n: int, vectors: np.ndarray, repeat: int) -> dict[str, Any]:
     import botocore.session
     from botocore.parsers import create_parser
 
-    from synapse import store
     from synapse.aws import clients as aws
+    from synapse.store import codec
 
     sess = botocore.session.get_session()
     shape = sess.get_service_model("dynamodb").operation_model("Query").output_shape
     full = [
-        nugget_item(i, {"B": store.make_vector(vectors[i % len(vectors)], MODEL).data}, with_key=True)
+        nugget_item(i, {"B": codec.make_vector(vectors[i % len(vectors)], MODEL).data}, with_key=True)
         for i in range(2000)
     ]
     per_item = item_size(full[0])
     per_page = max(1, PAGE_LIMIT // per_item)
     body = wire_page(
         [
-            nugget_item(i, {"B": store.make_vector(vectors[i % len(vectors)], MODEL).data})
+            nugget_item(i, {"B": codec.make_vector(vectors[i % len(vectors)], MODEL).data})
             for i in range(per_page)
         ]
     )
     pages, rest = divmod(n, per_page)
     tail = (
-        wire_page([nugget_item(i, {"B": store.make_vector(vectors[i], MODEL).data}) for i in range(rest)])
+        wire_page([nugget_item(i, {"B": codec.make_vector(vectors[i], MODEL).data}) for i in range(rest)])
         if rest
         else None
     )
@@ -157,8 +157,8 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
 
 
 def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict[str, Any]:
-    from synapse import store
     from synapse.services.memory import recall
+    from synapse.store import nuggets
 
     rng = np.random.default_rng(7)
     out: dict[str, Any] = {"sizes": {}}
@@ -174,12 +174,12 @@ def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict
         row: dict[str, Any] = {}
         row["cold_vector_ms"] = timed(lambda items=items, q=q: cold_vector_path(items, q), repeat=reps)
         t0 = time.perf_counter()
-        corpus = recall.build_corpus(store.columns(items), "v", f"{MODEL}/{DIM}")
+        corpus = recall.build_corpus(nuggets.columns(items), "v", f"{MODEL}/{DIM}")
         row["build_corpus_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         # the rebuild after one write: the cached corpus lends the tokens of unchanged memories
         edited = [{**items[0], "content": {"S": items[0]["content"]["S"] + " (edited)"}}, *items[1:]]
         t0 = time.perf_counter()
-        recall.build_corpus(store.columns(edited), "v2", f"{MODEL}/{DIM}", previous=corpus)
+        recall.build_corpus(nuggets.columns(edited), "v2", f"{MODEL}/{DIM}", previous=corpus)
         row["rebuild_after_write_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         del edited
         # warm = a corpus reused from the cache: load_corpus adds the prefix matrix on reuse

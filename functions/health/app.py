@@ -2,7 +2,7 @@
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-from synapse.core.models import Health
+from synapse.core.models.base import Health
 from synapse.http import api
 
 app = APIGatewayHttpResolver(

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 
-from synapse.core.models import ApiKeyCreated, KeyIn
+from synapse.core.models.account import ApiKeyCreated, KeyIn
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import auth

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.request import Request
 
-from synapse.core.models import McpAnswer, McpMessage
+from synapse.core.models.chat import McpAnswer, McpMessage
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import minds

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse.core.models import Deleted
+from synapse.core.models.base import Deleted
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import privacy

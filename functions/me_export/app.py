@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse.core.models import ExportOut
+from synapse.core.models.account import ExportOut
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import privacy

@@ -6,7 +6,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse.core.models import ContextIn, ContextOut, Scope
+from synapse.core.models.base import Scope
+from synapse.core.models.chat import ContextIn, ContextOut
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import context

@@ -4,7 +4,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 
-from synapse.core.models import Memory, MemoryIn, Scope
+from synapse.core.models.base import Scope
+from synapse.core.models.memory import Memory, MemoryIn
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse.core.models import WITHIN_PATTERN, Memories, Scope
+from synapse.core.models.base import WITHIN_PATTERN, Scope
+from synapse.core.models.memory import Memories
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

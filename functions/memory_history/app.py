@@ -4,7 +4,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse.core.models import MemoryHistory, Scope
+from synapse.core.models.base import Scope
+from synapse.core.models.memory import MemoryHistory
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

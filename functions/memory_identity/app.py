@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from synapse.core.models import IdentityOut, Scope, UserIdPath
+from synapse.core.models.base import Scope, UserIdPath
+from synapse.core.models.memory import IdentityOut
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import identity

@@ -12,7 +12,8 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse.core.models import IngestIn, IngestOut, Scope
+from synapse.core.models.base import Scope
+from synapse.core.models.chat import IngestIn, IngestOut
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.chat import ingest

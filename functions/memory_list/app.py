@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse.core.models import Category, MemoryList, Scope, Source, Tag
+from synapse.core.models.base import Category, Scope, Source, Tag
+from synapse.core.models.memory import MemoryList
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

@@ -5,7 +5,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse.core.models import Category, Scope, Tag
+from synapse.core.models.base import Category, Scope, Tag
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import minds

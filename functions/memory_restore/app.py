@@ -5,7 +5,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 
-from synapse.core.models import Memory, RestoreIn, Scope
+from synapse.core.models.base import Scope
+from synapse.core.models.memory import Memory, RestoreIn
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse.core.models import MAX_QUERY, NO_NUL_PATTERN, NoNulText, Scope, ScoredMemories, Tag
+from synapse.core.models.base import MAX_QUERY, NO_NUL_PATTERN, NoNulText, Scope, Tag
+from synapse.core.models.memory import ScoredMemories
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.memory import memories

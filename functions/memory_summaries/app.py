@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from synapse.core.models import Scope, SessionIdPath, SummaryList
+from synapse.core.models.base import Scope, SessionIdPath
+from synapse.core.models.chat import SummaryList
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.chat import sessions

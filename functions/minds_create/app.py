@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 
-from synapse.core.models import MindIn, MindOut
+from synapse.core.models.minds import MindIn, MindOut
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import minds

@@ -5,7 +5,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from synapse.core.models import Provider
+from synapse.core.models.base import Provider
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import providers

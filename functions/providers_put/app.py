@@ -5,7 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from synapse.core.models import Provider, ProviderIn, ProviderInfo
+from synapse.core.models.account import ProviderIn, ProviderInfo
+from synapse.core.models.base import Provider
 from synapse.core.principal import Principal
 from synapse.http import api
 from synapse.services.account import providers

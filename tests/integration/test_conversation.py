@@ -535,13 +535,18 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
     # Given messages stored 8 days ago (TTL 7 days) that DynamoDB has not yet swept, and a fresh one
     from datetime import timedelta
 
-    from synapse import store
-    from synapse.core.models import utcnow
+    from synapse.core.models.base import utcnow
+    from synapse.store import conversations
+    from synapse.store.keys import Space
 
     old = utcnow() - timedelta(days=8)
-    alice = store.Space("alice")
-    store.append_messages(alice, "s1", [("user", "an old secret")], request_id="old", now=old, ttl_days=7)
-    store.append_messages(alice, "s1", [("user", "a fresh fact")], request_id="new", now=utcnow(), ttl_days=7)
+    alice = Space("alice")
+    conversations.append_messages(
+        alice, "s1", [("user", "an old secret")], request_id="old", now=old, ttl_days=7
+    )
+    conversations.append_messages(
+        alice, "s1", [("user", "a fresh fact")], request_id="new", now=utcnow(), ttl_days=7
+    )
     # When the session is summarized from its stored messages, and everything is exported
     summary = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
     export = call("me_export", "GET", "/me/export", who=ALICE)["json"]
@@ -555,7 +560,7 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
 def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import timedelta
 
-    from synapse.core.models import iso, utcnow
+    from synapse.core.models.base import iso, utcnow
     from synapse.services.memory import identity as identity_module
 
     # Given a lasting identity memory and one that expires in an hour
@@ -573,7 +578,7 @@ def test_a_memory_that_expires_leaves_the_identity_line(call: Call, monkeypatch:
     def no_write(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a reader wrote (its IAM policy is read-only)")
 
-    monkeypatch.setattr(identity_module.store, "put_identity", no_write)
+    monkeypatch.setattr(identity_module.conversations, "put_identity", no_write)
     # Then neither the identity route nor recall shows the expired memory through the line
     assert alices_identity(call) == "ชื่อ มานี"
     answer = call("memory_recall", "POST", "/memory/recall", body={"query": "where does she live"}, who=ALICE)
@@ -622,10 +627,10 @@ def test_an_ingest_body_is_parsed_once(call: Call, monkeypatch: pytest.MonkeyPat
 
 def _race_on_save(monkeypatch: pytest.MonkeyPatch, meanwhile: Any) -> None:
     """Run `meanwhile()` once, between an ingest's read of the memories and its write of them."""
-    from synapse import store
     from synapse.services.chat import ingest as ingest_module
+    from synapse.store import nuggets
 
-    real_save = store.save
+    real_save = nuggets.save
     done: list[bool] = []
 
     def save_after_a_rival(space: Any, changes: Any) -> None:
@@ -634,7 +639,7 @@ def _race_on_save(monkeypatch: pytest.MonkeyPatch, meanwhile: Any) -> None:
             meanwhile()
         real_save(space, changes)
 
-    monkeypatch.setattr(ingest_module.store, "save", save_after_a_rival)
+    monkeypatch.setattr(ingest_module.nuggets, "save", save_after_a_rival)
     assert not done
 
 

@@ -15,8 +15,10 @@ import botocore.endpoint
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from synapse import store
-from synapse.core.models import utcnow
+from synapse.core.models.base import utcnow
+from synapse.store import conversations as conversations_store
+from synapse.store import db
+from synapse.store.keys import Space
 from tests.conftest import TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, load_function, sample_event
@@ -199,7 +201,7 @@ def throttle(aws: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     sleeps: list[float] = []
     monkeypatch.setattr(botocore.endpoint.time, "sleep", lambda s: sleeps.append(s))  # retries, not waits
     hooked: list[Throttle] = []
-    events = store.client().meta.events
+    events = db.client().meta.events
 
     def make(operations: tuple[str, ...], n: int) -> Throttle:
         t = Throttle(operations, n)
@@ -319,27 +321,31 @@ def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_w
     now = utcnow()
     from synapse.store import conversations, keys
 
-    race = store.Space("u-race")
-    store.append_messages(race, "s", [("user", "one"), ("user", "two")], request_id="h0", now=now, ttl_days=1)
+    race = Space("u-race")
+    conversations_store.append_messages(
+        race, "s", [("user", "one"), ("user", "two")], request_id="h0", now=now, ttl_days=1
+    )
     real_get = conversations._get
     raced: list[bool] = []
 
-    def get_then_race(space: store.Space, sk: str, *args: Any) -> Any:
+    def get_then_race(space: Space, sk: str, *args: Any) -> Any:
         found = real_get(space, sk, *args)
         if sk == keys.session_sk("s") and not raced:
             raced.append(True)
-            store.append_messages(race, "s", [("user", "rival")], request_id="h1", now=now, ttl_days=1)
+            conversations_store.append_messages(
+                race, "s", [("user", "rival")], request_id="h1", now=now, ttl_days=1
+            )
         return found
 
     monkeypatch.setattr(conversations, "_get", get_then_race)
     # When ours is written
-    span = store.append_messages(
+    span = conversations_store.append_messages(
         race, "s", [("user", "three"), ("user", "four")], request_id="h2", now=now, ttl_days=1
     )
     # Then it took the numbers after the winner's, and nothing was counted twice or overwritten
     assert raced and (span.first, span.last, span.replayed) == (4, 5, False)
-    assert store.session_count(race, "s") == 5
-    stored = [(m.seq, m.content) for m in store.read_messages(race, "s", 1, 10)]
+    assert conversations_store.session_count(race, "s") == 5
+    stored = [(m.seq, m.content) for m in conversations_store.read_messages(race, "s", 1, 10)]
     assert stored == [(1, "one"), (2, "two"), (3, "rival"), (4, "three"), (5, "four")]
 
 
@@ -348,10 +354,12 @@ def test_a_marker_past_its_ttl_is_not_a_retry(aws: Any) -> None:
     from datetime import timedelta
 
     then = utcnow() - timedelta(hours=5)
-    ttl = store.Space("u-ttl")
-    first = store.append_messages(ttl, "s", [("user", "hello there")], request_id="h", now=then, ttl_days=7)
+    ttl = Space("u-ttl")
+    first = conversations_store.append_messages(
+        ttl, "s", [("user", "hello there")], request_id="h", now=then, ttl_days=7
+    )
     # When the same batch arrives within the hour: a retry; five hours later: a new ingest
-    retry = store.append_messages(
+    retry = conversations_store.append_messages(
         ttl,
         "s",
         [("user", "hello there")],
@@ -359,11 +367,11 @@ def test_a_marker_past_its_ttl_is_not_a_retry(aws: Any) -> None:
         now=then + timedelta(minutes=30),
         ttl_days=7,
     )
-    later = store.append_messages(
+    later = conversations_store.append_messages(
         ttl, "s", [("user", "hello there")], request_id="h", now=utcnow(), ttl_days=7
     )
     # Then the retry found the first range, the later one was stored and counted
     assert (first.first, first.replayed) == (1, False)
     assert (retry.first, retry.replayed) == (1, True)
     assert (later.first, later.last, later.replayed) == (2, 2, False)
-    assert store.session_count(ttl, "s") == 2
+    assert conversations_store.session_count(ttl, "s") == 2

@@ -184,10 +184,11 @@ def test_deleting_a_memory_deletes_its_history_and_export_shows_history(call: Ca
 
 
 def test_a_recall_never_reads_versions(call: Call) -> None:
-    from synapse import store
+    from synapse.store import nuggets
+    from synapse.store.keys import Space
 
     mine = create(call, NAME)["json"]
     for n in range(5):
         create(call, {**NAME, "content": f"name {n}"})
-    cols = store.read_columns(store.Space("alice"))
+    cols = nuggets.read_columns(Space("alice"))
     assert cols.ids == [mine["id"]]

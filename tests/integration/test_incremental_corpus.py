@@ -15,12 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synapse import store
-from synapse.core.models import Category, MemoryIn, MemoryPatch, MindIn, RestoreIn, utcnow
+from synapse.core.models.base import Category, utcnow
+from synapse.core.models.memory import MemoryIn, MemoryPatch, RestoreIn
+from synapse.core.models.minds import MindIn
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.search.ranking import relevance, tokenize, top_k
 from synapse.services.account import minds
 from synapse.services.memory import memories, recall
+from synapse.store import codec, db, nuggets
+from synapse.store.keys import Space
 
 MODEL = "test-embedder"
 DIM = 16
@@ -29,11 +32,11 @@ WORDS = ["coffee", "tea", "Bangkok", "Berlin", "ข้าวซอย", "เช�
 PROBES = ["coffee Berlin", "ข้าวซอย เชียงใหม่", "dark theme python", "nurse"]
 
 
-def fake_vector(_: str, text: str) -> store.Vector:
+def fake_vector(_: str, text: str) -> codec.Vector:
     """A deterministic vector per text (no model: the corpus only stores and scores them)."""
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
     vec = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
-    return store.make_vector(vec / np.linalg.norm(vec), MODEL)
+    return codec.make_vector(vec / np.linalg.norm(vec), MODEL)
 
 
 def text(words: list[int]) -> str:
@@ -135,7 +138,7 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
             kept = containers[n].stale(recall._cache_key(space), MODEL_KEY)
             got = recall.load_corpus(space, MODEL_KEY)
             caught_up += got is kept
-            want = recall.build_corpus(store.read_columns(space), "", MODEL_KEY)
+            want = recall.build_corpus(nuggets.read_columns(space), "", MODEL_KEY)
             same_corpus(got, want)
         elif mem_id is not None:
             try:
@@ -165,7 +168,7 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     who = Principal("alice", "user", frozenset(ALL_SCOPES))
     for i in range(40):
         memories.put(who, MemoryIn(category=Category.fact, key=f"k{i}", content=text([i, i + 1])))
-    space = store.Space("alice")
+    space = Space("alice")
     before = recall.load_corpus(space, MODEL_KEY)
     # When one memory is written and the next recall loads the corpus
     memories.put(who, MemoryIn(category=Category.fact, key="k3", content="I moved to Berlin"))
@@ -188,13 +191,13 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     assert "chg:" in str(calls[1][1]["ExpressionAttributeValues"])
     (batch,) = calls[2][1]["RequestItems"].values()
     assert len(batch["Keys"]) == 6
-    same_corpus(again, recall.build_corpus(store.read_columns(space), "", MODEL_KEY))
+    same_corpus(again, recall.build_corpus(nuggets.read_columns(space), "", MODEL_KEY))
 
 
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     """The DynamoDB calls made from now on (name, parameters)."""
     calls: list[tuple[str, Any]] = []
-    client = store.client()
+    client = db.client()
     for name in ("query", "get_item", "batch_get_item"):
         real = getattr(client, name)
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from synapse.core.models import ContextIn, ForgetIn, MemoryIn, RecallIn, SearchIn
+from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
+from synapse.core.models.memory import MemoryIn
 from synapse.http import mcp as mcp_tools
 from tests.conftest import Call
 from tests.integration.test_auth_matrix import snapshot

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from synapse import store
 from synapse.aws import kms as secrets
 from synapse.services.account import providers
+from synapse.store import credentials
 from tests.conftest import IDEMPOTENCY, TABLE, Call
 from tests.gemini_double import GeminiDouble
 from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user
@@ -48,9 +48,9 @@ def test_a_provider_key_is_stored_encrypted_and_shown_as_a_hint(call: Call, aws:
 
 def test_a_ciphertext_copied_to_another_user_does_not_decrypt(call: Call, aws: Any) -> None:
     put_key(call)
-    record = store.get_provider("alice", "gemini")
+    record = credentials.get_provider("alice", "gemini")
     assert record is not None
-    store.put_provider("mallory", record)  # an attacker with table access copies the item
+    credentials.put_provider("mallory", record)  # an attacker with table access copies the item
     with pytest.raises(secrets.DecryptionRefused):
         secrets.decrypt("mallory", "gemini", record.ciphertext)
     assert providers.gemini_key_for("mallory") is None

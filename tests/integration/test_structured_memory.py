@@ -539,14 +539,14 @@ def test_an_unexpected_failure_is_500_without_details(call: Call, monkeypatch: p
 def test_a_throttled_database_is_503_with_retry_after(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
     from botocore.exceptions import ClientError
 
-    from synapse import store
+    from synapse.store import db
 
     def throttled(*_: Any, **__: Any) -> Any:
         raise ClientError(
             {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "Query"
         )
 
-    monkeypatch.setattr(store.client(), "query", throttled)
+    monkeypatch.setattr(db.client(), "query", throttled)
     answer = call("memory_list", "GET", "/memory", who=ALICE)
     assert answer["statusCode"] == 503
     assert (

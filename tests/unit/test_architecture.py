@@ -4,6 +4,9 @@ layers below it, services never import the HTTP layer, and only `store` knows th
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,10 +128,7 @@ def test_only_the_store_knows_keys_and_attribute_values() -> None:
     for module, path in modules().items():
         if top(module) == "store":
             continue
-        # (aws: botocore's response parser, which reads the wire format of every attribute value)
-        # the store's inner modules (keys, codecs, the client) are its own: others use its facade
-        inner = {d for d in imports(path) if d.startswith("store.")}
-        assert not inner, f"{module} imports {inner}"
+        # (aws.clients: botocore's response parser, which reads the wire format of every attribute value)
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 assert not node.value.startswith(KEY_PREFIXES), f"{module} spells a key: {node.value!r}"
@@ -142,14 +142,31 @@ def test_only_the_store_knows_keys_and_attribute_values() -> None:
                 )
 
 
-def test_the_models_are_imported_through_their_facade() -> None:
-    # synapse.core.models serves each name from its domain's module on first use; a direct import of
-    # an inner module would bypass it (and cannot be told from a facade import in the other checks)
-    for module, path in modules().items():
-        if module.startswith("core.models"):
-            continue
-        inner = {d for d in imports(path) if d.startswith("core.models.")}
-        assert not inner, f"{module} imports {inner}"
+def test_packages_import_nothing_at_init() -> None:
+    # `from synapse.store import nuggets` loads that module (and what it imports), not every item
+    # family: a package's __init__ is its docstring only
+    for path in PACKAGE.rglob("__init__.py"):
+        tree = ast.parse(path.read_text())
+        assert not [n for n in tree.body if not isinstance(n, ast.Expr)], path.relative_to(PACKAGE)
+
+
+def test_a_plain_import_loads_only_its_module() -> None:
+    code = (
+        "import json, sys; from synapse.store import nuggets; from synapse.core.models.memory import Memory; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('synapse.'))))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = set(json.loads(proc.stdout))
+    assert {"synapse.store.nuggets", "synapse.core.models.memory"} <= loaded
+    assert not loaded & {
+        "synapse.store.credentials",
+        "synapse.store.conversations",
+        "synapse.store.users",
+        "synapse.core.models.chat",
+        "synapse.core.models.account",
+    }
 
 
 def test_benchmarks_do_not_import_the_tests() -> None:

@@ -17,7 +17,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from synapse.core.config import settings
 from synapse.core.errors import Forbidden, Unauthorized
-from synapse.core.models import Scope
+from synapse.core.models.base import Scope
 from synapse.services.account import auth
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"

@@ -9,10 +9,11 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
-from synapse import store
 from synapse.aws import clients as aws
 from synapse.core import state
 from synapse.core.config import settings
+from synapse.store import conversations, db
+from synapse.store.keys import Space
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_store_uses_the_client_a_test_gives(stubbed: Stubber) -> None:
         },
     )
     # When the store reads it, Then the answer came through the given client
-    assert store.get_identity(store.Space("alice")) == ("ชื่อ มานี, likes tea", 1800000000)
+    assert conversations.get_identity(Space("alice")) == ("ชื่อ มานี, likes tea", 1800000000)
 
 
 def test_without_a_given_client_the_store_makes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,10 +55,10 @@ def test_without_a_given_client_the_store_makes_its_own(monkeypatch: pytest.Monk
     aws.use_client("dynamodb", given)
     state.reset()
     try:
-        assert store.client() is given
+        assert db.client() is given
     finally:
         aws.use_client("dynamodb", None)
         state.reset()
-    own = store.client()
+    own = db.client()
     assert own is not given and own.meta.service_model.service_name == "dynamodb"
     state.reset()

@@ -25,7 +25,7 @@ from synapse.ai.llm import (
 )
 from synapse.core import state
 from synapse.core.errors import UpstreamUnavailable
-from synapse.core.models import Category, Priority, Role
+from synapse.core.models.base import Category, Priority, Role
 from tests.gemini_double import GeminiDouble, fake_vector, running_double
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import store
 from synapse.core.errors import NotFound
-from synapse.core.models import MemoryPatch
+from synapse.core.models.memory import MemoryPatch
 from synapse.core.principal import Principal
 from synapse.services.memory import memories
-from synapse.store import db, keys
+from synapse.store import credentials, db, keys, nuggets
+from synapse.store.keys import Space
 
 
 @pytest.mark.parametrize(
@@ -41,12 +41,12 @@ def test_ids_of_a_shape_the_service_never_makes_are_not_found_without_asking_dyn
 
     monkeypatch.setattr(db, "client", NoClient())
     alice = Principal(user_id="alice", kind="user", scopes=frozenset({"memory:read", "memory:write"}))
-    space = store.Space("alice")
+    space = Space("alice")
     for bad in ("x" * 2000, "../nug:other", "ABC DEF", ""):
-        assert store.get(space, bad) is None
+        assert nuggets.get(space, bad) is None
         with pytest.raises(NotFound):
-            store.delete(space, bad)
+            nuggets.delete(space, bad)
         with pytest.raises(NotFound):
             memories.update(alice, bad, MemoryPatch(priority="high"))
         with pytest.raises(NotFound):
-            store.delete_api_key("alice", bad)
+            credentials.delete_api_key("alice", bad)

@@ -12,7 +12,7 @@ from synapse.ai.llm import (
     RuleExtractor,
     is_transient,
 )
-from synapse.core.models import Category, Priority, Role
+from synapse.core.models.base import Category, Priority, Role
 
 
 def user(text: str) -> Message:

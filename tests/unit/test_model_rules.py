@@ -12,17 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from synapse.core.models import (
-    ChatMessage,
-    IngestIn,
-    MemoryIn,
-    MemoryPatch,
-    RecallIn,
-    SummarizeIn,
-    check_tag,
-    normalize_tag,
-    normalize_tags,
-)
+from synapse.core.models.base import check_tag, normalize_tag, normalize_tags
+from synapse.core.models.chat import ChatMessage, IngestIn, RecallIn, SummarizeIn
+from synapse.core.models.memory import MemoryIn, MemoryPatch
 
 MEMORY = {"category": "fact", "key": "k", "content": "fine"}
 

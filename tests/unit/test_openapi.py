@@ -12,7 +12,7 @@ import pytest
 import schemathesis
 
 from synapse.core.errors import NotFound, UpstreamUnavailable, ValidationFailed
-from synapse.core.models import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
+from synapse.core.models.base import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
 from synapse.http import api
 from tests.support import load_function
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import store
 from synapse.aws import kms as secrets
-from synapse.core.models import utcnow
+from synapse.core.models.base import utcnow
 from synapse.services.account import providers
+from synapse.store import credentials
 
 
 def test_the_plaintext_cache_keeps_the_most_recently_used_keys_only(monkeypatch: pytest.MonkeyPatch) -> None:
     decrypted: list[str] = []
 
-    def record(user_id: str, provider: str) -> store.ProviderRecord:
-        return store.ProviderRecord(
+    def record(user_id: str, provider: str) -> credentials.ProviderRecord:
+        return credentials.ProviderRecord(
             provider=provider, ciphertext=f"ct-{user_id}".encode(), hint="AIza…xxxx", updated_at=utcnow()
         )
 
@@ -22,7 +22,7 @@ def test_the_plaintext_cache_keeps_the_most_recently_used_keys_only(monkeypatch:
         decrypted.append(user_id)
         return f"key-of-{user_id}"
 
-    monkeypatch.setattr(store, "get_provider", record)
+    monkeypatch.setattr(credentials, "get_provider", record)
     monkeypatch.setattr(secrets, "decrypt", decrypt)
     monkeypatch.setattr(providers, "_cache", type(providers._cache)())
     # Given more users than the cache holds, with u0 used again along the way

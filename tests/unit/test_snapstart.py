@@ -127,7 +127,9 @@ def test_before_the_snapshot_every_module_behind_the_facades_is_imported() -> No
     before, after = json.loads(proc.stdout.strip().splitlines()[-1])
     # When the hook runs, then every store and models module is loaded into the snapshot
     modules = {f"synapse.store.{p.stem}" for p in (layer / "synapse" / "store").glob("[!_]*.py")}
-    modules |= {f"synapse.core.models.{p.stem}" for p in (layer / "synapse" / "core" / "models").glob("[!_]*.py")}
+    modules |= {
+        f"synapse.core.models.{p.stem}" for p in (layer / "synapse" / "core" / "models").glob("[!_]*.py")
+    }
     assert not modules <= set(before)
     assert modules <= set(after)
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from synapse import store
 from synapse.core import state
 from synapse.core.config import settings
 from synapse.services.account import providers
 from synapse.services.memory import recall
+from synapse.store import nuggets
 
 
 def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given a container that has built its settings, a recall corpus and a provider plaintext
     monkeypatch.setenv("SUMMARY_EVERY", "15")
     first = settings()
-    recall.CACHE.put("alice", recall.build_corpus(store.columns([]), "v1", None))
+    recall.CACHE.put("alice", recall.build_corpus(nuggets.columns([]), "v1", None))
     providers._cache[("alice", "digest")] = "plain"
     calls: list[int] = []
 

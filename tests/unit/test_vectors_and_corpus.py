@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse import store
 from synapse.services.memory import recall
+from synapse.store import changelog, codec, nuggets
+from synapse.store.keys import Space
 
 DIM = 64
 
@@ -35,23 +36,23 @@ def raw_item(
     }
     if vec is not None:
         # as recall's Query returns it: the vector only (its model and size are in its bytes)
-        item["emb"] = {"B": store.make_vector(vec, model).data}
+        item["emb"] = {"B": codec.make_vector(vec, model).data}
     return item
 
 
 def test_the_codec_is_int8_with_a_scale_and_keeps_the_direction() -> None:
     rng = np.random.default_rng(1)
     v = unit(rng, 1, 768)[0]
-    data = store.make_vector(v, "m").data
+    data = codec.make_vector(v, "m").data
     assert len(data) == 8 + 768  # tag, scale, then half of float16's bytes
-    back = store.decode_vector(data)
+    back = codec.decode_vector(data)
     assert float(back @ v) / float(np.linalg.norm(back)) > 0.999
 
 
 def test_decode_matrix_reads_many_vectors_in_one_copy() -> None:
     rng = np.random.default_rng(2)
     m = unit(rng, 50)
-    index, ints, scales = store.decode_matrix([store.make_vector(v, "m").data for v in m], "m", DIM)
+    index, ints, scales = codec.decode_matrix([codec.make_vector(v, "m").data for v in m], "m", DIM)
     assert index.tolist() == list(range(50))
     assert ints.shape == (50, DIM) and ints.dtype == np.int8 and scales.shape == (50,)
     approx = ints.astype(np.float32) * scales[:, None]
@@ -61,7 +62,7 @@ def test_decode_matrix_reads_many_vectors_in_one_copy() -> None:
 def test_dense_scores_rank_like_exact_cosine() -> None:
     rng = np.random.default_rng(3)
     m = unit(rng, 500)
-    corpus = recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(nuggets.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
     q = m[7] + 0.1 * unit(rng, 1)[0]
     scores = recall.dense_scores(corpus, q, candidates=50)
     exact = m @ q
@@ -75,7 +76,7 @@ def matryoshka_like(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def corpus_of(m: np.ndarray) -> recall.Corpus:
-    return recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
+    return recall.build_corpus(nuggets.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
 
 
 def small_prefix(monkeypatch: pytest.MonkeyPatch, dims: int, pool: int) -> None:
@@ -119,7 +120,7 @@ def test_a_large_corpus_is_scored_on_a_prefix_then_reranked_exactly(monkeypatch:
     decay = np.exp(-np.arange(DIM) / 12.0).astype(np.float32)
     m = unit(rng, 2000) * decay
     m /= np.linalg.norm(m, axis=1, keepdims=True)
-    corpus = recall.build_corpus(store.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(nuggets.columns([raw_item(i, v) for i, v in enumerate(m)]), "v1", f"m/{DIM}")
     assert corpus.prefix is None  # a cold load scores exactly; the prefix comes with reuse
     corpus = recall.with_prefix(corpus)
     assert corpus.prefix is not None and corpus.prefix.shape == (2000, 32)
@@ -158,7 +159,7 @@ def test_vectors_of_another_model_or_size_are_left_out() -> None:
         raw_item(2, unit(rng, 1, 32)[0], model="m"),
         raw_item(3, None),
     ]
-    corpus = recall.build_corpus(store.columns(items), "v1", f"m/{DIM}")
+    corpus = recall.build_corpus(nuggets.columns(items), "v1", f"m/{DIM}")
     assert corpus.vec_rows.tolist() == [0]
     assert len(corpus) == 4
 
@@ -174,21 +175,21 @@ def test_rows_map_back_to_their_items_whatever_is_mixed_in() -> None:
         raw_item(3, unit(rng, 1, 32)[0]),
         raw_item(4, mine[1]),
     ]
-    rows, vectors, scales = recall.vector_index(store.columns(items).embs, f"m/{DIM}")
+    rows, vectors, scales = recall.vector_index(nuggets.columns(items).embs, f"m/{DIM}")
     # Then each kept row is the index of its item, and its vector is that item's
     assert rows.tolist() == [1, 4]
     assert np.allclose(vectors.astype(np.float32) * scales[:, None], mine, atol=0.02)
-    assert recall.vector_index(store.columns(items).embs, None)[0].tolist() == []
+    assert recall.vector_index(nuggets.columns(items).embs, None)[0].tolist() == []
 
 
 def test_the_cache_serves_a_corpus_only_for_its_version() -> None:
     cache = recall._CorpusCache(max_rows=10)
-    corpus = recall.build_corpus(store.columns([raw_item(i, None) for i in range(4)]), "v1", None)
+    corpus = recall.build_corpus(nuggets.columns([raw_item(i, None) for i in range(4)]), "v1", None)
     cache.put("alice", corpus)
     assert cache.get("alice", None, "v1") is corpus
     assert cache.get("alice", None, "v2") is None  # a write changed the version
     assert cache.get("bob", None, "v1") is None
-    cache.put("bob", recall.build_corpus(store.columns([raw_item(i, None) for i in range(8)]), "v1", None))
+    cache.put("bob", recall.build_corpus(nuggets.columns([raw_item(i, None) for i in range(8)]), "v1", None))
     assert cache.get("alice", None, "v1") is None  # evicted: over the row budget
 
 
@@ -197,7 +198,7 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
 
     texts = ["likes black coffee", "ชอบกาแฟดำ", "runs on weekends", "learning Rust", "dog named Kai"]
     before = recall.build_corpus(
-        store.columns([raw_item(i, None, content=t) for i, t in enumerate(texts)]), "v1", None
+        nuggets.columns([raw_item(i, None, content=t) for i, t in enumerate(texts)]), "v1", None
     )
     calls: list[str] = []
     real = ranking.tokenize
@@ -208,10 +209,10 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
     after_items[3]["key"] = {"S": "language_learning"}  # key changed
     del after_items[4]  # deleted
     after_items.append(raw_item(9, None, content="moved to Chiang Mai"))  # new
-    after = recall.build_corpus(store.columns(after_items), "v2", None, previous=before)
+    after = recall.build_corpus(nuggets.columns(after_items), "v2", None, previous=before)
     assert len(calls) == 4  # the unchanged memory (id0) is not tokenized again
     assert after.tokens[0] is before.tokens[0]
-    fresh = recall.build_corpus(store.columns(after_items), "v2", None)
+    fresh = recall.build_corpus(nuggets.columns(after_items), "v2", None)
     assert after.tokens == fresh.tokens
     query = real("ชาเขียว Chiang Mai sport language")
     assert np.array_equal(after.bm25.scores(query), fresh.bm25.scores(query))
@@ -219,16 +220,16 @@ def test_a_rebuild_after_writes_tokenizes_only_what_changed(monkeypatch: pytest.
 
 def test_a_stale_cached_corpus_lends_its_tokens_to_the_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     recall.CACHE.clear()
-    old = recall.build_corpus(store.columns([raw_item(i, None) for i in range(3)]), "v1", None)
+    old = recall.build_corpus(nuggets.columns([raw_item(i, None) for i in range(3)]), "v1", None)
     recall.CACHE.put("alice", old)
-    monkeypatch.setattr(store, "get_version", lambda user_id: store.Version("e1", 2))
+    monkeypatch.setattr(changelog, "read", lambda user_id: changelog.Version("e1", 2))
     monkeypatch.setattr(
-        store, "read_columns", lambda space: store.columns([raw_item(i, None) for i in range(4)])
+        nuggets, "read_columns", lambda space: nuggets.columns([raw_item(i, None) for i in range(4)])
     )
     monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
     try:
-        corpus = recall.load_corpus(store.Space("alice"), None)
-        assert corpus.version == "e1:2" and corpus.at == store.Version("e1", 2) and len(corpus) == 4
+        corpus = recall.load_corpus(Space("alice"), None)
+        assert corpus.version == "e1:2" and corpus.at == changelog.Version("e1", 2) and len(corpus) == 4
         assert corpus.tokens[0] is old.tokens[0]
         assert recall.CACHE.stale("bob", None) is None  # never another user's
     finally:

@@ -19,17 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from synapse.ai.embeddings import GeminiCaller, upstream_guard
 from synapse.ai.rules import ExtractiveSummarizer, RuleExtractor, has_thai, is_transient
 from synapse.core.config import settings
-from synapse.core.models import (
-    MAX_CONTENT,
-    MAX_TAG_LEN,
-    MAX_TAGS,
-    Category,
-    ExistingKey,
-    ExtractedNugget,
-    Priority,
-    Role,
-)
-from synapse.core.models import ChatMessage as Message
+from synapse.core.models.base import MAX_CONTENT, MAX_TAG_LEN, MAX_TAGS, Category, Priority, Role
+from synapse.core.models.chat import ChatMessage as Message
+from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
 if TYPE_CHECKING:
     from google import genai

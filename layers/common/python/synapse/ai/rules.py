@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from synapse.core.models import MAX_CONTENT, Category, ExistingKey, ExtractedNugget, Priority, Role
-from synapse.core.models import ChatMessage as Message
+from synapse.core.models.base import MAX_CONTENT, Category, Priority, Role
+from synapse.core.models.chat import ChatMessage as Message
+from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
 __all__ = ["ExtractiveSummarizer", "RuleExtractor", "has_thai", "is_transient"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from synapse.core.errors import Forbidden, NotFound, Unauthorized, UpstreamUnavailable
-from synapse.core.models import DEFAULT_MIND, MIND_ID_PATTERN, USER_ID_RE, Scope, Source
+from synapse.core.models.base import DEFAULT_MIND, MIND_ID_PATTERN, USER_ID_RE, Scope, Source
 
 ALL_SCOPES = (Scope.read.value, Scope.write.value)
 _MIND_ID = re.compile(MIND_ID_PATTERN)

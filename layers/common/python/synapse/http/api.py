@@ -33,7 +33,7 @@ from synapse.core.errors import (
     UpstreamUnavailable,
     ValidationFailed,
 )
-from synapse.core.models import ErrorEnvelope, Scope
+from synapse.core.models.base import ErrorEnvelope, Scope
 from synapse.core.observability import logger, metrics, tracer
 from synapse.core.principal import Principal
 from synapse.http import snapstart

@@ -25,15 +25,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from synapse.core.errors import NotFound, SynapseError, Unauthorized, ValidationFailed
-from synapse.core.models import (
-    Body,
-    ContextIn,
-    ForgetIn,
-    MemoryIn,
-    RecallIn,
-    Scope,
-    SearchIn,
-)
+from synapse.core.models.base import Body, Scope
+from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
+from synapse.core.models.memory import MemoryIn
 from synapse.core.observability import logger
 from synapse.core.principal import Principal
 from synapse.core.state import per_container

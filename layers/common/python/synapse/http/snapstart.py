@@ -5,7 +5,7 @@ Lambda runs the init of a published version once, snapshots its memory, and star
 of that version from the snapshot, possibly many at once, minutes or days later. So:
 
 - `before_snapshot` imports what the function would otherwise import on its first request (its lazy
-  imports, `WARM`, and every module behind the `store` and `models` facades), builds the botocore
+  imports, `WARM`, and every module of `store` and `core.models`), builds the botocore
   session and, once, each client the function uses, so that the service models and endpoint rules
   are loaded into the session. Those clients are built with placeholder credentials and thrown away:
   the snapshot holds no credentials (botocore resolves the real ones when the function's own clients
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 import random
 
 from synapse.core import state
@@ -95,13 +96,11 @@ def before_snapshot() -> None:
     name = function_name()
     for module in WARM.get(name, ()):
         importlib.import_module(module)
-    # the facades import their modules on first use (a cold-start saving); in a snapshot it is free
-    from synapse import store
-    from synapse.core import models
-
-    for facade in (store, models):
-        for export in facade.__all__:
-            getattr(facade, export)
+    # every item family and model domain: a function imports those it uses at init, the others on a
+    # rare path (an error, an export); in a snapshot they are free
+    for package in ("synapse.store", "synapse.core.models"):
+        for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+            importlib.import_module(f"{package}.{info.name}")
     services = SERVICES.get(name, ("dynamodb",))
     if services:
         session = aws.session()

@@ -12,7 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from synapse.core.models import iso
+from synapse.core.models.base import iso
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from synapse.core.models import iso, parse_iso, utcnow
+from synapse.core.models.base import iso, parse_iso, utcnow
 from synapse.store import db
 from synapse.store.codec import n, plain_item, s
 from synapse.store.keys import (

@@ -11,7 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from synapse.core.errors import NotFound
-from synapse.core.models import iso, parse_iso
+from synapse.core.models.base import iso, parse_iso
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (

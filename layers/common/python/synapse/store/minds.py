@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from synapse.core.errors import Conflict, NotFound
-from synapse.core.models import iso, parse_iso
+from synapse.core.models.base import iso, parse_iso
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (

@@ -7,13 +7,15 @@ import secrets
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from synapse import store
 from synapse.core.config import settings
 from synapse.core.errors import Unauthorized, UpstreamUnavailable
-from synapse.core.models import USER_ID_RE, ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn, Scope, utcnow
+from synapse.core.models.account import ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn
+from synapse.core.models.base import USER_ID_RE, Scope, utcnow
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.core.state import per_container
 from synapse.services.account import minds
+from synapse.store import credentials, keys
+from synapse.store.keys import DEFAULT_MIND
 
 if TYPE_CHECKING:
     import jwt
@@ -89,11 +91,11 @@ def is_api_key(token: str) -> bool:
 
 
 def issue_api_key(
-    user_id: str, name: str, scopes: list[str], mind_id: str = store.DEFAULT_MIND
-) -> tuple[store.ApiKeyRecord, str]:
+    user_id: str, name: str, scopes: list[str], mind_id: str = DEFAULT_MIND
+) -> tuple[credentials.ApiKeyRecord, str]:
     """A new key for `user_id`: returns (record, plain key). Only the SHA-256 of the key is stored."""
     plain = settings().api_key_prefix + secrets.token_urlsafe(32)
-    record = store.ApiKeyRecord(
+    record = credentials.ApiKeyRecord(
         key_id=uuid.uuid4().hex[:16],
         user_id=user_id,
         name=name,
@@ -102,7 +104,7 @@ def issue_api_key(
         created_at=utcnow(),
         mind_id=mind_id,
     )
-    store.put_api_key(record, store.hash_secret(plain))
+    credentials.put_api_key(record, keys.hash_secret(plain))
     return record, plain
 
 
@@ -110,7 +112,7 @@ def verify_api_key(token: str) -> Principal:
     body = token[len(settings().api_key_prefix) :]
     if not _KEY_BODY.match(body):
         raise Unauthorized("The API key is malformed.")
-    record = store.find_api_key(store.hash_secret(token))
+    record = credentials.find_api_key(keys.hash_secret(token))
     if record is None:
         raise Unauthorized("The API key is not valid (unknown or revoked).")
     return Principal(
@@ -138,11 +140,11 @@ def create_api_key(user_id: str, body: KeyIn) -> ApiKeyCreated:
 
 def list_api_keys(user_id: str) -> ApiKeyList:
     """GET /keys: oldest first, hints only."""
-    records = sorted(store.list_api_keys(user_id), key=lambda r: r.created_at)
+    records = sorted(credentials.list_api_keys(user_id), key=lambda r: r.created_at)
     return ApiKeyList(keys=[key_info(r) for r in records])
 
 
-def key_info(record: store.ApiKeyRecord) -> ApiKeyInfo:
+def key_info(record: credentials.ApiKeyRecord) -> ApiKeyInfo:
     """What a key's owner may see of it: never the key, a hint."""
     return ApiKeyInfo(
         key_id=record.key_id,
@@ -156,7 +158,7 @@ def key_info(record: store.ApiKeyRecord) -> ApiKeyInfo:
 
 def revoke_api_key(user_id: str, key_id: str) -> None:
     """DELETE /keys/{keyId}: the listing and the lookup go together; NotFound for another's key."""
-    store.delete_api_key(user_id, key_id)
+    credentials.delete_api_key(user_id, key_id)
 
 
 def authenticate(authorization: str | None) -> Principal:

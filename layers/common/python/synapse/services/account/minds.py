@@ -6,35 +6,37 @@ from __future__ import annotations
 import secrets
 import string
 
-from synapse import store
 from synapse.core.errors import Conflict, NotFound
-from synapse.core.models import DEFAULT_MIND, MindIn, MindInfo, MindList, MindOut, utcnow
+from synapse.core.models.base import DEFAULT_MIND, utcnow
+from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut
 from synapse.core.principal import Principal
+from synapse.store import keys, minds
+from synapse.store.keys import Space
 
 _ALPHABET = string.ascii_lowercase + string.digits
 NO_MIND = "No mind with that id."
 
 
-def space_of(who: Principal) -> store.Space:
+def space_of(who: Principal) -> Space:
     """The mind a caller acts in; NotFound for a mind the user does not have. A Mind Key's mind is
     not read again: deleting a mind revokes its keys first."""
-    if who.mind_id != DEFAULT_MIND and not who.bound and store.get_mind(who.user_id, who.mind_id) is None:
+    if who.mind_id != DEFAULT_MIND and not who.bound and minds.get_mind(who.user_id, who.mind_id) is None:
         raise NotFound(NO_MIND)
-    return store.Space(who.user_id, who.mind_id)
+    return Space(who.user_id, who.mind_id)
 
 
 def name_of(who: Principal) -> str:
     """The chosen mind's name (the default mind's is the userId)."""
     if who.mind_id == DEFAULT_MIND:
         return who.user_id
-    record = store.get_mind(who.user_id, who.mind_id)
+    record = minds.get_mind(who.user_id, who.mind_id)
     if record is None:
         raise NotFound(NO_MIND)
     return record.name
 
 
 def check_exists(user_id: str, mind_id: str) -> None:
-    if mind_id != DEFAULT_MIND and store.get_mind(user_id, mind_id) is None:
+    if mind_id != DEFAULT_MIND and minds.get_mind(user_id, mind_id) is None:
         raise NotFound(NO_MIND)
 
 
@@ -44,13 +46,13 @@ def create(who: Principal, body: MindIn) -> MindOut:
     name = body.name.strip()
     if name.casefold() == who.user_id.casefold():
         raise Conflict("That name is the default mind's.")
-    record = store.MindRecord(
+    record = minds.MindRecord(
         mind_id="m_" + "".join(secrets.choice(_ALPHABET) for _ in range(12)),
         name=name,
         description=body.description,
         created_at=utcnow(),
     )
-    store.put_mind(who.user_id, record)
+    minds.put_mind(who.user_id, record)
     return MindOut(
         mind_id=record.mind_id, name=record.name, description=record.description, created_at=record.created_at
     )
@@ -64,7 +66,7 @@ def list_all(who: Principal) -> MindList:
         name=who.user_id,
         description=None,
         created_at=utcnow(),
-        memories=store.count_memories(store.Space(who.user_id)),
+        memories=minds.count_memories(Space(who.user_id)),
     )
     others = [
         MindInfo(
@@ -72,9 +74,9 @@ def list_all(who: Principal) -> MindList:
             name=m.name,
             description=m.description,
             created_at=m.created_at,
-            memories=store.count_memories(store.Space(who.user_id, m.mind_id)),
+            memories=minds.count_memories(Space(who.user_id, m.mind_id)),
         )
-        for m in store.list_minds(who.user_id)
+        for m in minds.list_minds(who.user_id)
     ]
     return MindList(minds=[default, *others])
 
@@ -84,6 +86,6 @@ def delete(who: Principal, mind_id: str) -> None:
     who.require_user()
     if mind_id == DEFAULT_MIND:
         raise Conflict("The default mind cannot be deleted (DELETE /me deletes everything).")
-    if not store.is_mind_id(mind_id):
+    if not keys.is_mind_id(mind_id):
         raise NotFound(NO_MIND)
-    store.delete_mind(who.user_id, mind_id)
+    minds.delete_mind(who.user_id, mind_id)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from synapse import store
-from synapse.core.models import ExportOut, MindOut, ProviderInfo, iso
+from synapse.core.models.account import ExportOut, ProviderInfo
+from synapse.core.models.base import iso
+from synapse.core.models.minds import MindOut
 from synapse.services.account.auth import key_info
+from synapse.store import users
+from synapse.store.keys import DEFAULT_MIND
 
 
 def export(user_id: str) -> ExportOut:
     """Everything stored for the user; vectors and ciphertexts left out, keys as hints only."""
-    data = store.everything(user_id)
+    data = users.everything(user_id)
     return ExportOut(
         memories=data.memories,
         history=data.history,
-        identity=data.identity.get(store.DEFAULT_MIND),
+        identity=data.identity.get(DEFAULT_MIND),
         identities=data.identity,
         minds=[
             MindOut(mind_id=m.mind_id, name=m.name, description=m.description, created_at=m.created_at)
@@ -49,4 +52,4 @@ def export(user_id: str) -> ExportOut:
 
 
 def delete(user_id: str) -> int:
-    return store.delete_user(user_id)
+    return users.delete_user(user_id)

@@ -7,12 +7,13 @@ import re
 import threading
 from collections import OrderedDict
 
-from synapse import store
 from synapse.aws import kms as secrets
 from synapse.core.errors import ValidationFailed
-from synapse.core.models import ProviderInfo, utcnow
+from synapse.core.models.account import ProviderInfo
+from synapse.core.models.base import utcnow
 from synapse.core.observability import logger
 from synapse.core.state import on_reset
+from synapse.store import credentials
 
 PROVIDERS = ("gemini",)
 _KEY = re.compile(r"^[\x21-\x7e]{10,512}$")  # printable ASCII, no spaces
@@ -38,32 +39,32 @@ def put(user_id: str, provider: str, api_key: str) -> ProviderInfo:
     check_provider(provider)
     if not _KEY.match(api_key):
         raise ValidationFailed.at(["body", "api_key"], "must be 10-512 printable characters, no spaces")
-    record = store.ProviderRecord(
+    record = credentials.ProviderRecord(
         provider=provider,
         ciphertext=secrets.encrypt(user_id, provider, api_key),
         hint=hint(api_key),
         updated_at=utcnow(),
     )
-    store.put_provider(user_id, record)
+    credentials.put_provider(user_id, record)
     return _info(record)
 
 
-def _info(record: store.ProviderRecord) -> ProviderInfo:
+def _info(record: credentials.ProviderRecord) -> ProviderInfo:
     return ProviderInfo(provider=record.provider, hint=record.hint, updated_at=record.updated_at)
 
 
 def list_all(user_id: str) -> list[ProviderInfo]:
-    return [_info(r) for r in store.list_providers(user_id)]
+    return [_info(r) for r in credentials.list_providers(user_id)]
 
 
 def delete(user_id: str, provider: str) -> None:
     check_provider(provider)
-    store.delete_provider(user_id, provider)
+    credentials.delete_provider(user_id, provider)
 
 
 def gemini_key_for(user_id: str) -> str | None:
     """The user's own Gemini key if they stored one (used instead of the service key), else None."""
-    record = store.get_provider(user_id, "gemini")
+    record = credentials.get_provider(user_id, "gemini")
     if record is None:
         return None
     digest = hashlib.sha256(record.ciphertext).hexdigest()

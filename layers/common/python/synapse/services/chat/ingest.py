@@ -20,27 +20,20 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse import store
 from synapse.ai import llm
 from synapse.aws import events
 from synapse.core.config import settings
 from synapse.core.errors import Conflict, UpstreamUnavailable, ValidationFailed
-from synapse.core.models import (
-    Category,
-    Change,
-    IngestIn,
-    IngestOut,
-    Memory,
-    Role,
-    Source,
-    normalize_tags,
-    utcnow,
-)
+from synapse.core.models.base import Category, Change, Role, Source, normalize_tags, utcnow
+from synapse.core.models.chat import IngestIn, IngestOut
+from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
 from synapse.services.memory import recall
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
+from synapse.store import codec, conversations, db, keys, nuggets
+from synapse.store.keys import Space
 
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200
@@ -61,13 +54,13 @@ def request_id(digest: str, client_key: str | None) -> str:
     return hashlib.sha256(f"key\x1f{client_key}".encode()).hexdigest()[:32] if client_key else digest
 
 
-def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
+def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
     """Raw messages → event → transient filter → extract → embed → upsert → identity, for a caller
     already checked (`space` is theirs)."""
     cfg = settings()
     now = utcnow()
     # 1. raw messages and the session count first, atomically and once: kept even if Gemini is down
-    span = store.append_messages(
+    span = conversations.append_messages(
         space,
         body.sessionId,
         [(m.role.value, m.content) for m in body.messages],
@@ -100,39 +93,39 @@ def ingest(space: store.Space, body: IngestIn, request: str) -> IngestOut:
     embedder = get_embedder(api_key)
     vectors = embedder.embed_documents([n.content for n in extracted]) if embedder is not None else None
     # 5. upsert by key, conditional on the revisions read: a write landing in between is read again
-    changes: dict[str, tuple[llm.ExtractedNugget, store.Vector | None]] = {}
+    changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]] = {}
     for i, nugget in enumerate(extracted):
         vector = None
         if vectors is not None and embedder is not None:
-            vector = store.make_vector(vectors[i], embedder.model)
-        changes[store.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
+            vector = codec.make_vector(vectors[i], embedder.model)
+        changes[nuggets.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
     # the memories this ingest writes, as they are now (their revisions): those only, not the mind
-    reads = store.stored_of(space, list(changes))
-    nuggets, created = _upsert(space, body.sessionId, changes, reads)
+    reads = nuggets.stored_of(space, list(changes))
+    written, created = _upsert(space, body.sessionId, changes, reads)
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
-    overwrote = [m.id for m in nuggets if m.id in reads and reads[m.id].memory.source == Source.user]
+    overwrote = [m.id for m in written if m.id in reads and reads[m.id].memory.source == Source.user]
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
-    if any(n.category in IDENTITY_CATEGORIES for n in nuggets):
+    if any(n.category in IDENTITY_CATEGORIES for n in written):
         after = {m.id: m for m in recall.memories_of(known, IDENTITY_CATEGORIES, space)}
-        after.update({m.id: m for m in nuggets})
+        after.update({m.id: m for m in written})
         identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
         nuggets_created=created,
-        nuggets_updated=len(nuggets) - created,
+        nuggets_updated=len(written) - created,
         skipped_transient=skipped,
         identity_updated=identity_updated,
-        nuggets=nuggets,
+        nuggets=written,
         overwrote_user=overwrote,
     )
 
 
 def _upsert(
-    space: store.Space,
+    space: Space,
     session_id: str,
-    changes: dict[str, tuple[llm.ExtractedNugget, store.Vector | None]],
-    reads: dict[str, store.Stored],
+    changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
+    reads: dict[str, nuggets.Stored],
 ) -> tuple[list[Memory], int]:
     """Write every nugget, each conditional on the revision read; those another writer changed in
     between are read again and redone on top of that write, and those deleted in between stay deleted
@@ -140,14 +133,14 @@ def _upsert(
     written: dict[str, Memory] = {}
     created: set[str] = set()
     pending = list(changes)
-    for attempt in range(store.WRITE_ATTEMPTS):
+    for attempt in range(nuggets.WRITE_ATTEMPTS):
         batch = [
             _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id)) for mem_id in pending
         ]
         try:
-            store.save(space, batch)
+            nuggets.save(space, batch)
             pending = []
-        except store.LostRace as lost:
+        except nuggets.LostRace as lost:
             pending = lost.ids
         for change in batch:
             if change.memory.id not in pending:
@@ -156,9 +149,9 @@ def _upsert(
                     created.add(change.memory.id)
         if not pending:
             break
-        store.backoff(attempt)
+        db.backoff(attempt)
         for mem_id in list(pending):
-            found = store.get(space, mem_id)
+            found = nuggets.get(space, mem_id)
             if found is not None:
                 reads[mem_id] = found
             elif reads.pop(mem_id, None) is not None:
@@ -166,18 +159,18 @@ def _upsert(
         if not pending:
             break
     if pending:
-        raise store.busy()
+        raise db.busy()
     return [written[mem_id] for mem_id in changes if mem_id in written], len(created)
 
 
 def _change(
-    space: store.Space,
+    space: Space,
     session_id: str,
     mem_id: str,
     nugget: llm.ExtractedNugget,
-    vector: store.Vector | None,
-    read: store.Stored | None,
-) -> store.Change:
+    vector: codec.Vector | None,
+    read: nuggets.Stored | None,
+) -> nuggets.Write:
     old = read.memory if read is not None else None
     now = utcnow()
     memory = Memory(
@@ -196,11 +189,11 @@ def _change(
         session_id=session_id,
         created_at=old.created_at if old else now,
         updated_at=now,
-        version=store.next_version(read),
+        version=nuggets.next_version(read),
         mind_id=space.mind_id,
     )
     kind = Change.updated if read is not None else Change.created
-    return store.Change(memory=memory, read=read, vector=vector, kind=kind)
+    return nuggets.Write(memory=memory, read=read, vector=vector, kind=kind)
 
 
 def _nothing_new(skipped: int) -> IngestOut:
@@ -224,9 +217,9 @@ def existing_for_prompt(known: recall.Corpus) -> list[llm.ExistingKey]:
     ]
 
 
-def _dedupe(nuggets: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]:
+def _dedupe(extracted: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugget]:
     """One nugget per (category, key) in a batch: the last one said wins."""
-    by_key = {(n.category, n.key): n for n in nuggets}
+    by_key = {(n.category, n.key): n for n in extracted}
     return list(by_key.values())
 
 
@@ -244,7 +237,7 @@ def register_lambda_context(context: LambdaContext) -> None:
     _BY_CLIENT_KEY.register_lambda_context(context)
 
 
-def _run(identity: dict[str, str], space: store.Space, body: IngestIn) -> IngestOut:
+def _run(identity: dict[str, str], space: Space, body: IngestIn) -> IngestOut:
     return ingest(space, body, identity["request"])
 
 
@@ -260,9 +253,9 @@ def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> Inges
     digest = body_digest(body)
     persistence = DynamoDBPersistenceLayer(
         table_name=settings().idempotency_table,
-        static_pk_value=store.idempotency_pk(space.user_id),
+        static_pk_value=keys.idempotency_pk(space.user_id),
         sort_key_attr="sk",
-        boto3_client=store.client(),
+        boto3_client=db.client(),
     )
     once = idempotent_function(
         _run,

@@ -4,32 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from synapse import store
 from synapse.core.config import settings
 from synapse.core.errors import NotFound, ValidationFailed
-from synapse.core.models import (
-    SESSION_ID_RE,
-    ChatMessage,
-    Role,
-    SummarizeIn,
-    SummaryChunk,
-    SummaryList,
-    SummaryOut,
-    utcnow,
-)
+from synapse.core.models.base import SESSION_ID_RE, Role, utcnow
+from synapse.core.models.chat import ChatMessage, SummarizeIn, SummaryChunk, SummaryList, SummaryOut
 from synapse.core.principal import Principal
 from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
+from synapse.store import conversations
+from synapse.store.keys import DEFAULT_MIND, Space
 
 
-def _recent(space: store.Space, session_id: str, upto: int) -> list[ChatMessage]:
+def _recent(space: Space, session_id: str, upto: int) -> list[ChatMessage]:
     every = settings().summary_every
-    stored = store.read_messages(space, session_id, upto - every + 1, upto)
+    stored = conversations.read_messages(space, session_id, upto - every + 1, upto)
     return [ChatMessage(role=Role(m.role), content=m.content) for m in stored]
 
 
-def _previous(space: store.Space, session_id: str) -> str | None:
-    chunks = store.list_summaries(space, session_id)
+def _previous(space: Space, session_id: str) -> str | None:
+    chunks = conversations.list_summaries(space, session_id)
     return chunks[-1].summary if chunks else None
 
 
@@ -39,7 +32,7 @@ NOTHING_TO_REMEMBER = {
 }
 
 
-def _summarize(space: store.Space, session_id: str, messages: Sequence[ChatMessage]) -> str:
+def _summarize(space: Space, session_id: str, messages: Sequence[ChatMessage]) -> str:
     from synapse.ai import llm  # here: GET /memory/summaries reads chunks and needs no model code
 
     summarizer = llm.get_summarizer(gemini_key_for(space.user_id))
@@ -56,13 +49,13 @@ def summarize(who: Principal, body: SummarizeIn) -> SummaryOut:
     a new chunk."""
     who.check_user_id(body.userId)
     space, session_id, messages = space_of(who), body.sessionId, body.messages
-    count = store.session_count(space, session_id)
+    count = conversations.session_count(space, session_id)
     if messages is None:
         messages = _recent(space, session_id, count)
         if not messages:
             raise NotFound("This session has no stored messages to summarize.")
     text = _summarize(space, session_id, messages)
-    chunk = store.add_summary(space, session_id, summary=text, msg_count=len(messages), now=utcnow())
+    chunk = conversations.add_summary(space, session_id, summary=text, msg_count=len(messages), now=utcnow())
     assert chunk is not None  # no boundary: always written
     return SummaryOut(summary=chunk.summary, chunk_id=chunk.chunk_id)
 
@@ -77,22 +70,22 @@ def chunks(who: Principal, session_id: str) -> SummaryList:
             SummaryChunk(
                 chunk_id=c.chunk_id, summary=c.summary, msg_count=c.msg_count, created_at=c.created_at
             )
-            for c in store.list_summaries(space, session_id)
+            for c in conversations.list_summaries(space, session_id)
         ]
     )
 
 
 def summary_due(
-    user_id: str, session_id: str, msg_count: int, mind_id: str = store.DEFAULT_MIND
-) -> store.Summary | None:
+    user_id: str, session_id: str, msg_count: int, mind_id: str = DEFAULT_MIND
+) -> conversations.Summary | None:
     """The EventBridge consumer's work: one chunk per boundary, however often the event arrives."""
-    space = store.Space(user_id, mind_id)
-    if store.session_boundary_done(space, session_id, msg_count):
+    space = Space(user_id, mind_id)
+    if conversations.session_boundary_done(space, session_id, msg_count):
         return None
     messages = _recent(space, session_id, msg_count)
     if not messages:
         return None
     text = _summarize(space, session_id, messages)
-    return store.add_summary(
+    return conversations.add_summary(
         space, session_id, summary=text, msg_count=len(messages), now=utcnow(), boundary=msg_count
     )

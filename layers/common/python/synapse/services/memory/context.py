@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from synapse import store
-from synapse.core.models import ContextIn, ContextOut, RecallIn, RecentMessage, Role
+from synapse.core.models.base import Role
+from synapse.core.models.chat import ContextIn, ContextOut, RecallIn, RecentMessage
 from synapse.core.principal import Principal
 from synapse.core.state import per_container
 from synapse.services.account.minds import space_of
 from synapse.services.memory import recall
+from synapse.store import conversations
 
 HEADINGS = ("Identity:", "Relevant memories:", "Session summary:", "Recent messages:")
 
@@ -28,8 +29,8 @@ def context(who: Principal, body: ContextIn) -> ContextOut:
     space = space_of(who)
     summary = recent = None
     if body.sessionId is not None:
-        summary = _pool().submit(store.latest_summary, space, body.sessionId)
-        recent = _pool().submit(store.recent_messages, space, body.sessionId, body.recent)
+        summary = _pool().submit(conversations.latest_summary, space, body.sessionId)
+        recent = _pool().submit(conversations.recent_messages, space, body.sessionId, body.recent)
     found = recall.recall(who, RecallIn(query=body.query, limit=body.limit))
     chunk = summary.result() if summary is not None else None
     messages = [

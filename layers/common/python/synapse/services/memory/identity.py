@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from synapse import store
-from synapse.core.models import PRIORITY_RANK, Category, IdentityOut, Memory, utcnow
+from synapse.core.models.base import PRIORITY_RANK, Category, utcnow
+from synapse.core.models.memory import IdentityOut, Memory
 from synapse.core.principal import Principal
 from synapse.services.account.minds import space_of
+from synapse.store import conversations, nuggets
+from synapse.store.keys import Space
 
 IDENTITY_CATEGORIES = (Category.identity, Category.preference)
 IDENTITY_MAX_ITEMS = 12
@@ -49,16 +51,16 @@ def _stale_at(memories: Sequence[Memory]) -> int | None:
     return min(ends) if ends else None
 
 
-def rebuild_identity(space: store.Space, memories: Iterable[Memory] | None = None) -> bool:
+def rebuild_identity(space: Space, memories: Iterable[Memory] | None = None) -> bool:
     """Recompute and store the identity line from live identity and preference memories; True if the
     line changed. For writers only. `memories` are all of the mind's memories when the caller already
     has them (one read saved)."""
     now = utcnow()
     live = _live(space, memories, now)
     line, stale_at = identity_line(live), _stale_at(live)
-    stored = store.get_identity(space)
+    stored = conversations.get_identity(space)
     if (line, stale_at) != stored:
-        store.put_identity(space, line, now, stale_at=stale_at)
+        conversations.put_identity(space, line, now, stale_at=stale_at)
     return line != stored[0]
 
 
@@ -68,7 +70,7 @@ def identity_of(who: Principal, user_id: str) -> IdentityOut:
     return IdentityOut(userId=who.user_id, identity=current(space_of(who)))
 
 
-def current(space: store.Space) -> str | None:
+def current(space: Space) -> str | None:
     """The identity line as it is now: computed afresh if a memory it was made from has expired.
 
     Nothing is written here: the readers that call this (GET /memory/identity, POST /memory/recall)
@@ -76,14 +78,14 @@ def current(space: store.Space) -> str | None:
     preference memory; until then a stale line costs each read one query of the user's memories.
     """
     now = utcnow()
-    line, stale_at = store.get_identity(space)
+    line, stale_at = conversations.get_identity(space)
     if stale_at is not None and stale_at <= now.timestamp():
         line = identity_line(_live(space, None, now))
     return line
 
 
-def _live(space: store.Space, memories: Iterable[Memory] | None, now: datetime) -> list[Memory]:
+def _live(space: Space, memories: Iterable[Memory] | None, now: datetime) -> list[Memory]:
     """The mind's live identity and preference memories (read when the caller has none at hand)."""
     if memories is None:
-        memories = store.query(space, store.MemoryFilter(live_at=now))[0]
+        memories = nuggets.query(space, nuggets.MemoryFilter(live_at=now))[0]
     return [m for m in memories if m.category in IDENTITY_CATEGORIES and m.is_live(now)]

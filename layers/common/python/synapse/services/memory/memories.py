@@ -7,26 +7,22 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from synapse import store
 from synapse.core.errors import NotFound, ValidationFailed
-from synapse.core.models import (
+from synapse.core.models.base import (
     PRIORITY_RANK,
     WITHIN_PATTERN,
     Category,
     Change,
-    Memory,
-    MemoryHistory,
-    MemoryIn,
-    MemoryPatch,
-    RestoreIn,
-    ScoredMemory,
     Source,
     check_tag,
     utcnow,
 )
+from synapse.core.models.memory import Memory, MemoryHistory, MemoryIn, MemoryPatch, RestoreIn, ScoredMemory
 from synapse.core.principal import Principal
 from synapse.services.account.minds import space_of
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
+from synapse.store import codec, db, nuggets
+from synapse.store.keys import Space
 
 AGENT_CONFIDENCE = 0.7
 USER_CONFIDENCE = 1.0
@@ -38,7 +34,7 @@ def default_confidence(who: Principal) -> float:
     return USER_CONFIDENCE if who.is_user else AGENT_CONFIDENCE
 
 
-def embed_document(user_id: str, text: str) -> store.Vector | None:
+def embed_document(user_id: str, text: str) -> codec.Vector | None:
     """The stored vector of a memory's content (its key and tags are for full-text search), or None
     when no embedder is configured."""
     from synapse.ai.embeddings import get_embedder  # lazy: keeps google.genai out of cold starts
@@ -48,24 +44,24 @@ def embed_document(user_id: str, text: str) -> store.Vector | None:
     if embedder is None:
         return None
     vec = embedder.embed_documents([text])[0]
-    return store.make_vector(vec, embedder.model)
+    return codec.make_vector(vec, embedder.model)
 
 
-Make = Callable[[store.Stored | None], Memory]
-Kind = Callable[[store.Stored | None], Change]
+Make = Callable[[nuggets.Stored | None], Memory]
+Kind = Callable[[nuggets.Stored | None], Change]
 
 
-def _created_or_updated(read: store.Stored | None) -> Change:
+def _created_or_updated(read: nuggets.Stored | None) -> Change:
     return Change.updated if read is not None else Change.created
 
 
 def write(
-    space: store.Space,
+    space: Space,
     mem_id: str,
     make: Make,
     *,
-    vector: store.Vector | None = None,
-    read: store.Stored | None = None,
+    vector: codec.Vector | None = None,
+    read: nuggets.Stored | None = None,
     known: bool = False,
     kind: Kind = _created_or_updated,
 ) -> tuple[Memory, bool]:
@@ -75,20 +71,22 @@ def write(
 
     `read` (with `known`) is a read the caller already made. The identity line follows identity and
     preference memories."""
-    for attempt in range(store.WRITE_ATTEMPTS):
+    for attempt in range(nuggets.WRITE_ATTEMPTS):
         if not known:
-            read = store.get(space, mem_id)
+            read = nuggets.get(space, mem_id)
         known = False
-        memory = make(read).model_copy(update={"version": store.next_version(read), "mind_id": space.mind_id})
+        memory = make(read).model_copy(
+            update={"version": nuggets.next_version(read), "mind_id": space.mind_id}
+        )
         try:
-            store.save(space, [store.Change(memory=memory, read=read, vector=vector, kind=kind(read))])
-        except store.LostRace:
-            store.backoff(attempt)
+            nuggets.save(space, [nuggets.Write(memory=memory, read=read, vector=vector, kind=kind(read))])
+        except nuggets.LostRace:
+            db.backoff(attempt)
             continue
         if memory.category in IDENTITY_CATEGORIES:
             rebuild_identity(space)
         return memory, read is None
-    raise store.busy()
+    raise db.busy()
 
 
 def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
@@ -101,7 +99,7 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
     sent = body.model_fields_set
     vector = embed_document(user_id, body.content)
 
-    def make(read: store.Stored | None) -> Memory:
+    def make(read: nuggets.Stored | None) -> Memory:
         now = utcnow()
         changes: dict[str, Any] = {
             "content": body.content,
@@ -123,20 +121,20 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
             **{"tags": [], "priority": body.priority, **changes},
         )
 
-    mem_id = store.id_for(space, body.category, body.key)
+    mem_id = nuggets.id_for(space, body.category, body.key)
     return write(space, mem_id, make, vector=vector)
 
 
 def get(who: Principal, mem_id: str) -> Memory:
-    found = store.get(space_of(who), mem_id)
+    found = nuggets.get(space_of(who), mem_id)
     if found is None or not found.memory.is_live(utcnow()):
-        raise NotFound(store.NO_MEMORY)
+        raise NotFound(nuggets.NO_MEMORY)
     return found.memory
 
 
-def _existing(read: store.Stored | None) -> store.Stored:
+def _existing(read: nuggets.Stored | None) -> nuggets.Stored:
     if read is None:
-        raise NotFound(store.NO_MEMORY)
+        raise NotFound(nuggets.NO_MEMORY)
     return read
 
 
@@ -150,7 +148,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
     sent = patch.model_fields_set
     # read first: a 404 or a changed identity is answered before any work (embedding new content
     # costs a model call, wasted on a memory that does not exist)
-    current = _existing(store.get(space, mem_id))
+    current = _existing(nuggets.get(space, mem_id))
     for name in ("category", "key"):
         if name in sent and getattr(patch, name) != getattr(current.memory, name):
             raise ValidationFailed.at(["body", name], "is part of the memory's identity and cannot change")
@@ -167,7 +165,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
             changes[name] = value
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
 
-    def make(read: store.Stored | None) -> Memory:
+    def make(read: nuggets.Stored | None) -> Memory:
         return _existing(read).memory.model_copy(update={**changes, "updated_at": utcnow()})
 
     return write(space, mem_id, make, vector=vector, read=current, known=True)[0]
@@ -175,7 +173,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
 
 def delete(who: Principal, mem_id: str) -> None:
     space = space_of(who)
-    if store.delete(space, mem_id) in IDENTITY_CATEGORIES:
+    if nuggets.delete(space, mem_id) in IDENTITY_CATEGORIES:
         rebuild_identity(space)
 
 
@@ -183,10 +181,10 @@ def verify(who: Principal, mem_id: str) -> Memory:
     who.require_user()
     space = space_of(who)
 
-    def make(read: store.Stored | None) -> Memory:
+    def make(read: nuggets.Stored | None) -> Memory:
         now = utcnow()
         if read is None or not read.memory.is_live(now):  # 404 for a missing or expired memory
-            raise NotFound(store.NO_MEMORY)
+            raise NotFound(nuggets.NO_MEMORY)
         return read.memory.model_copy(update={"verified": True, "updated_at": now})
 
     return write(space, mem_id, make, kind=lambda _: Change.verified)[0]
@@ -194,27 +192,27 @@ def verify(who: Principal, mem_id: str) -> Memory:
 
 def history(who: Principal, mem_id: str) -> MemoryHistory:
     """GET /memory/{id}/history: the current version first, then the kept ones down to the oldest."""
-    current = store.get(space_of(who), mem_id)
+    current = nuggets.get(space_of(who), mem_id)
     if current is None or not current.memory.is_live(utcnow()):
-        raise NotFound(store.NO_MEMORY)
-    return MemoryHistory(versions=[store.as_version(current), *store.history(space_of(who), mem_id)])
+        raise NotFound(nuggets.NO_MEMORY)
+    return MemoryHistory(versions=[nuggets.as_version(current), *nuggets.history(space_of(who), mem_id)])
 
 
 def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
     """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
     version written by the caller (source and verified follow the caller, as for any write)."""
     space = space_of(who)
-    current = _existing(store.get(space, mem_id))
+    current = _existing(nuggets.get(space, mem_id))
     wanted = (
-        store.as_version(current)
+        nuggets.as_version(current)
         if body.version == current.memory.version
-        else store.kept_version(space, mem_id, body.version)
+        else nuggets.kept_version(space, mem_id, body.version)
     )
     if wanted is None:
         raise NotFound("No such version of that memory.")
     vector = embed_document(who.user_id, wanted.content) if wanted.content != current.memory.content else None
 
-    def make(read: store.Stored | None) -> Memory:
+    def make(read: nuggets.Stored | None) -> Memory:
         return _existing(read).memory.model_copy(
             update={
                 "content": wanted.content,
@@ -243,7 +241,7 @@ def list_page(
     limit: int,
     cursor: str | None,
 ) -> tuple[list[Memory], str | None]:
-    flt = store.MemoryFilter(
+    flt = nuggets.MemoryFilter(
         category=category,
         tag=_tag(tag),
         source=source,
@@ -251,8 +249,8 @@ def list_page(
         live_at=utcnow(),
     )
     try:
-        return store.query(space_of(who), flt, limit=limit, cursor=cursor)
-    except store.BadCursor as exc:
+        return nuggets.query(space_of(who), flt, limit=limit, cursor=cursor)
+    except codec.BadCursor as exc:
         raise bad_cursor() from exc
 
 
@@ -285,8 +283,8 @@ def by_priority(memories: list[Memory]) -> list[Memory]:
 
 def _position(cursor: str) -> Rank:
     try:
-        after = store.decode_cursor(cursor).get("after")
-    except store.BadCursor as exc:
+        after = codec.decode_cursor(cursor).get("after")
+    except codec.BadCursor as exc:
         raise bad_cursor() from exc
     if isinstance(after, list) and len(after) == 4:
         priority, updated, key, mem_id = after
@@ -314,12 +312,12 @@ def by_tag_page(
     if limit is None or len(ordered) <= limit:
         return ordered, None
     page = ordered[:limit]
-    return page, store.encode_cursor({"after": list(_rank(page[-1]))})
+    return page, codec.encode_cursor({"after": list(_rank(page[-1]))})
 
 
 def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
-    flt = store.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
-    return store.query(space_of(who), flt)[0]
+    flt = nuggets.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
+    return nuggets.query(space_of(who), flt)[0]
 
 
 def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
@@ -351,8 +349,8 @@ def parse_window(within: str) -> timedelta:
 
 def expiring(who: Principal, within: str) -> list[Memory]:
     now = utcnow()
-    flt = store.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
-    memories = store.query(space_of(who), flt)[0]
+    flt = nuggets.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
+    memories = nuggets.query(space_of(who), flt)[0]
     return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))
 
 

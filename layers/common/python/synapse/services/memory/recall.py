@@ -20,25 +20,17 @@ from typing import Any, cast
 
 import numpy as np
 
-from synapse import store
 from synapse.core.config import settings
-from synapse.core.models import (
-    PRIORITY_RANK,
-    Category,
-    Memory,
-    Priority,
-    RecalledMemory,
-    RecallIn,
-    RecallOut,
-    Source,
-    parse_iso,
-    utcnow,
-)
+from synapse.core.models.base import PRIORITY_RANK, Category, Priority, Source, parse_iso, utcnow
+from synapse.core.models.chat import RecalledMemory, RecallIn, RecallOut
+from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.core.state import on_reset, per_container
 from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
 from synapse.services.memory.identity import current as current_identity
+from synapse.store import changelog, codec, nuggets
+from synapse.store.keys import Space
 
 PREFIX_DIMS = 128  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
 # Matryoshka-trained, so a prefix ranks nearly as well); the product reads 4 bytes × 128 a row
@@ -87,14 +79,14 @@ class Corpus:
     scales: np.ndarray  # float32 per vector row
     prefix: np.ndarray | None  # float32 first PREFIX_DIMS dims (only for large corpora)
     prefix_refused: bool = False  # the self-check found the prefix ranking unlike the full vectors
-    at: store.Version | None = None  # the mind's version it was read at (None: not from the cache)
+    at: changelog.Version | None = None  # the mind's version it was read at (None: not from the cache)
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
 def build_corpus(
-    cols: store.Columns, version: str, model_key: str | None, previous: Corpus | None = None
+    cols: nuggets.Columns, version: str, model_key: str | None, previous: Corpus | None = None
 ) -> Corpus:
     """A mind's memories as columns → a Corpus (a BM25 index, the vectors as one int8 matrix).
 
@@ -200,7 +192,7 @@ def vector_index(
         return np.zeros(0, np.intp), np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
     # the model check happens on the bytes, in numpy: touching 10k blobs one by one in Python was
     # half of a cold recall
-    index, vectors, scales = store.decode_matrix(blobs, want_model, dim)
+    index, vectors, scales = codec.decode_matrix(blobs, want_model, dim)
     return rows[index], vectors, scales
 
 
@@ -270,32 +262,32 @@ def catch_up_limit(rows: int) -> int:
     return max(CATCH_UP_MIN, rows // 4)
 
 
-def load_corpus(space: store.Space, model_key: str | None) -> Corpus:
+def load_corpus(space: Space, model_key: str | None) -> Corpus:
     """The mind's corpus, kept in the container: as it is when the mind's version has not moved;
     else brought up to date from the change log with the changed memories only (`apply`); read
     whole when there is none yet, or the log cannot tell what changed (another epoch, too far)."""
     if not settings().recall_cache:
-        return build_corpus(store.read_columns(space), "", model_key)
+        return build_corpus(nuggets.read_columns(space), "", model_key)
     owner = _cache_key(space)
-    at = store.get_version(space)
+    at = changelog.read(space)
     corpus = CACHE.stale(owner, model_key)
     if corpus is not None and corpus.at is not None:
         if corpus.at == at:
             return with_prefix(corpus)
-        ids = store.changed_ids(space, corpus.at, at)
+        ids = changelog.changed_ids(space, corpus.at, at)
         if ids is not None and len(ids) <= catch_up_limit(len(corpus)):
-            apply(corpus, store.read_columns_of(space, ids), ids, at)
+            apply(corpus, nuggets.read_columns_of(space, ids), ids, at)
             CACHE.put(owner, corpus)
             return with_prefix(corpus)
     # the version is read before the memories: a write landing in between is in the corpus already,
     # and read again (harmlessly) at the next catch-up
-    corpus = build_corpus(store.read_columns(space), at.token, model_key, corpus)
+    corpus = build_corpus(nuggets.read_columns(space), at.token, model_key, corpus)
     corpus.at = at
     CACHE.put(owner, corpus)
     return corpus
 
 
-def apply(corpus: Corpus, changed: store.Columns, ids: Sequence[str], at: store.Version) -> None:
+def apply(corpus: Corpus, changed: nuggets.Columns, ids: Sequence[str], at: changelog.Version) -> None:
     """Bring a corpus up to date with memories `ids` as `changed` holds them now (an id missing from
     it was deleted): O(k) row inserts, replacements and removals, BM25 statistics and matrix rows
     included. Rows stay in id order, as a fresh read has them, so the corpus is the one a full
@@ -324,7 +316,7 @@ def apply(corpus: Corpus, changed: store.Columns, ids: Sequence[str], at: store.
     corpus.version, corpus.at = at.token, at
 
 
-def memories_of(corpus: Corpus, categories: Iterable[str], space: store.Space) -> list[Memory]:
+def memories_of(corpus: Corpus, categories: Iterable[str], space: Space) -> list[Memory]:
     """The corpus's memories of some categories as memory objects, for what needs only their text,
     priority and times (the identity line): source and confidence are not kept in a corpus (the
     objects say agent and 1.0)."""
@@ -359,7 +351,7 @@ _LISTS = ("ids", "categories", "keys", "contents", "tags", "created")
 _ARRAYS = ("verified", "priority", "updated", "expires")
 
 
-def _row_values(changed: store.Columns, j: int) -> dict[str, Any]:
+def _row_values(changed: nuggets.Columns, j: int) -> dict[str, Any]:
     return {
         "ids": changed.ids[j],
         "categories": changed.categories[j],
@@ -395,7 +387,7 @@ def _remove_row(corpus: Corpus, pos: int) -> None:
 
 
 def _insert_row(
-    corpus: Corpus, pos: int, changed: store.Columns, j: int, tokens: list[str], vec: Any
+    corpus: Corpus, pos: int, changed: nuggets.Columns, j: int, tokens: list[str], vec: Any
 ) -> None:
     corpus.bm25.insert(pos, tokens)
     corpus.tokens.insert(pos, tokens)
@@ -418,7 +410,7 @@ def _insert_vector(matrix: np.ndarray, v: int, row: np.ndarray) -> np.ndarray:
     return np.insert(matrix, v, row, axis=0)
 
 
-def _set_row(corpus: Corpus, pos: int, changed: store.Columns, j: int, tokens: list[str], vec: Any) -> None:
+def _set_row(corpus: Corpus, pos: int, changed: nuggets.Columns, j: int, tokens: list[str], vec: Any) -> None:
     corpus.bm25.replace(pos, corpus.tokens[pos], tokens)
     corpus.tokens[pos] = tokens
     for name, value in _row_values(changed, j).items():
@@ -436,7 +428,7 @@ def _set_row(corpus: Corpus, pos: int, changed: store.Columns, j: int, tokens: l
         corpus.scales = np.delete(corpus.scales, v)
 
 
-def _cache_key(space: store.Space) -> str:
+def _cache_key(space: Space) -> str:
     return space.user_id if space.is_default else f"{space.user_id}\x1f{space.mind_id}"
 
 

@@ -17,20 +17,10 @@ from operator import itemgetter
 from typing import Any
 
 from synapse.core.errors import NotFound
-from synapse.core.models import (
-    PRIORITY_RANK,
-    Category,
-    Memory,
-    MemoryVersion,
-    Priority,
-    Source,
-    iso,
-    parse_iso,
-)
-from synapse.core.models import (
-    Change as ChangeKind,
-)
-from synapse.store import changes as log
+from synapse.core.models.base import PRIORITY_RANK, Category, Priority, Source, iso, parse_iso
+from synapse.core.models.base import Change as ChangeKind
+from synapse.core.models.memory import Memory, MemoryVersion
+from synapse.store import changelog as log
 from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
@@ -129,7 +119,7 @@ def next_version(read: Stored | None) -> int:
 
 
 @dataclass(frozen=True)
-class Change:
+class Write:
     """One memory to store: the whole memory as it is to be (its `version` is `next_version(read)`),
     a new vector (None keeps the stored one), the read it replaces (None: it must not exist yet), and
     what kind of change it is."""
@@ -165,7 +155,7 @@ def _version_item(space: Space, old: Stored) -> dict[str, Any]:
     }
 
 
-def _actions(space: Space, change: Change) -> list[dict[str, Any]]:
+def _actions(space: Space, change: Write) -> list[dict[str, Any]]:
     """A change's transaction actions: the conditional update, and the kept copy of what it replaces
     (with the copy that falls out of the kept window deleted)."""
     actions: list[dict[str, Any]] = [{"Update": _update(space, change)}]
@@ -178,7 +168,7 @@ def _actions(space: Space, change: Change) -> list[dict[str, Any]]:
     return actions
 
 
-def _update(space: Space, change: Change) -> dict[str, Any]:
+def _update(space: Space, change: Write) -> dict[str, Any]:
     """The UpdateItem of a change, conditional on the revision read."""
     names: dict[str, str] = {"#rev": "rev"}
     values: dict[str, Any] = {":rev": n(change.rev)}
@@ -223,7 +213,7 @@ class LostRace(Exception):
 _MAX_ACTIONS = 100 - 2  # a transaction's limit, less the version step and its log entry
 
 
-def save(space: Space, changes: Sequence[Change]) -> None:
+def save(space: Space, changes: Sequence[Write]) -> None:
     """Store changes, each conditional on the revision its writer read, with the mind's next version
     and its change-log entry in the same transaction (`changes.step`).
 
@@ -234,7 +224,7 @@ def save(space: Space, changes: Sequence[Change]) -> None:
     takes the next one.
     """
     lost: list[str] = []
-    part: list[Change] = []
+    part: list[Write] = []
     actions: list[list[dict[str, Any]]] = []
     for change in [*changes, None]:
         more = _actions(space, change) if change is not None else []
@@ -248,7 +238,7 @@ def save(space: Space, changes: Sequence[Change]) -> None:
         raise LostRace(lost)
 
 
-def _commit(space: Space, part: list[Change], actions: list[list[dict[str, Any]]]) -> list[str]:
+def _commit(space: Space, part: list[Write], actions: list[list[dict[str, Any]]]) -> list[str]:
     """One transaction of changes and the version step; returns the ids whose revision lost."""
     flat = [a for acts in actions for a in acts]
     ids = [c.memory.id for c in part]
