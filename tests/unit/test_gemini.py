@@ -11,18 +11,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from synapse.ai import llm
 from synapse.ai.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
+from synapse.ai.facts import RuleExtractor
 from synapse.ai.llm import (
     ExistingKey,
     ExtractedNugget,
     GeminiExtractor,
     GeminiSummarizer,
     Message,
-    RuleExtractor,
     get_extractor,
     get_summarizer,
 )
+from synapse.ai.summaries import ExtractiveSummarizer
 from synapse.core import state
 from synapse.core.errors import UpstreamUnavailable
 from synapse.core.models.base import Category, Priority, Role
@@ -240,7 +240,7 @@ def test_without_a_key_the_factories_fall_back_to_offline_implementations() -> N
     # When the factories are asked
     # Then the rules, the extractive summarizer and no embedder are returned
     assert isinstance(get_extractor(), RuleExtractor)
-    assert isinstance(get_summarizer(), llm.ExtractiveSummarizer)
+    assert isinstance(get_summarizer(), ExtractiveSummarizer)
     assert get_embedder() is None
 
 

@@ -1,18 +1,16 @@
-"""The offline side of synapse.ai.llm: the transient filter, rule extraction, the extractive summary."""
+"""The offline side of synapse.ai.llm: the transient filter (`transient`), rule extraction (`facts`),
+the extractive summary (`summaries`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from synapse.ai.llm import (
-    ExistingKey,
-    ExtractedNugget,
-    ExtractiveSummarizer,
-    Message,
-    RuleExtractor,
-    is_transient,
-)
+from synapse.ai.facts import RuleExtractor
+from synapse.ai.summaries import ExtractiveSummarizer
+from synapse.ai.transient import is_transient
 from synapse.core.models.base import Category, Priority, Role
+from synapse.core.models.chat import ChatMessage as Message
+from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
 
 def user(text: str) -> Message:

@@ -2,8 +2,9 @@
 
 `GeminiExtractor` and `GeminiSummarizer`: one `generate_content` call each, structured JSON output with
 a pydantic response schema for extraction; used when a Gemini key is available. Without one the
-factories give the offline rules of `llm_rules` (`RuleExtractor`, `ExtractiveSummarizer`), which are
-also the fallback when Gemini's answer is unusable. `google.genai` is imported only inside the calls.
+factories give the offline ones (`facts.RuleExtractor`, `summaries.ExtractiveSummarizer`), which are
+also the fallback when Gemini's answer is unusable; `transient` keeps chatter from both. `google.genai`
+is imported only inside the calls.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from synapse.ai.embeddings import GeminiCaller, upstream_guard
-from synapse.ai.rules import ExtractiveSummarizer, RuleExtractor, has_thai, is_transient
+from synapse.ai.facts import RuleExtractor
+from synapse.ai.summaries import ExtractiveSummarizer
+from synapse.ai.transient import is_transient
 from synapse.core.config import settings
 from synapse.core.models.base import MAX_CONTENT, MAX_TAG_LEN, MAX_TAGS, Category, Priority, Role
 from synapse.core.models.chat import ChatMessage as Message
@@ -29,17 +32,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ExistingKey",
     "ExtractedNugget",
-    "ExtractiveSummarizer",
     "Extractor",
     "GeminiExtractor",
     "GeminiSummarizer",
     "Message",
-    "RuleExtractor",
     "Summarizer",
     "get_extractor",
     "get_summarizer",
-    "has_thai",
-    "is_transient",
 ]
 
 logger = logging.getLogger(__name__)

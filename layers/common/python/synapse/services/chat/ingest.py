@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from synapse.ai import llm
+from synapse.ai import llm, transient
 from synapse.aws import events
 from synapse.core.config import settings
 from synapse.core.errors import Conflict, UpstreamUnavailable, ValidationFailed
@@ -75,7 +75,7 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
         space.mind_id,
     )
     # 2. skip transient turns; an all-transient batch makes no model call at all
-    kept = [m for m in body.messages if not llm.is_transient(m.content)]
+    kept = [m for m in body.messages if not transient.is_transient(m.content)]
     skipped = len(body.messages) - len(kept)
     if not any(m.role == Role.user for m in kept):
         return _nothing_new(skipped)

@@ -33,14 +33,15 @@ NOTHING_TO_REMEMBER = {
 
 
 def _summarize(space: Space, session_id: str, messages: Sequence[ChatMessage]) -> str:
-    from synapse.ai import llm  # here: GET /memory/summaries reads chunks and needs no model code
+    # here: GET /memory/summaries reads chunks and needs no model code
+    from synapse.ai import llm, transient
 
     summarizer = llm.get_summarizer(gemini_key_for(space.user_id))
     text = summarizer.summarize(messages, _previous(space, session_id)).strip()
     if text:
         return text
     # only transient turns ("ok", "ขอบคุณ", "555"): a chunk still marks the span, and says so
-    thai = any(llm.has_thai(m.content) for m in messages)
+    thai = any(transient.has_thai(m.content) for m in messages)
     return NOTHING_TO_REMEMBER["th" if thai else "en"]
 
 

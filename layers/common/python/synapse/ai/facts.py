@@ -1,65 +1,38 @@
-"""The offline extraction and summary rules, Thai and English (beside the Gemini extractor in `llm`, as
+"""The offline rule extractor, Thai and English (beside the Gemini extractor in `llm`, as
 `embeddings_local` is beside `embeddings`).
 
 `RuleExtractor` catches names, places, work, jobs, likes/dislikes, tools and spoken languages, and
-keeps every other substantive user message as a `context` nugget so nothing said is lost;
-`ExtractiveSummarizer` keeps the most informative sentences verbatim. Honest fallbacks: they do not
-understand anything. `is_transient` tells chatter ("ok", "ขอบคุณครับ", "555", "👍") from content.
+keeps every other substantive user message as a `context` nugget so nothing said is lost. An honest
+fallback: it understands nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from synapse.ai.transient import is_transient, normalize, strip_symbols
 from synapse.core.models.base import MAX_CONTENT, Category, Priority, Role
 from synapse.core.models.chat import ChatMessage as Message
 from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
-__all__ = ["ExtractiveSummarizer", "RuleExtractor", "has_thai", "is_transient"]
-
-SUMMARY_MAX_CHARS = 600
-
-# --- text helpers ------------------------------------------------------------------------------------
-
-_THAI = re.compile(r"[\u0e00-\u0e7f]")
-_IGNORABLE = {"\u200d", "\ufe0f", "\ufe0e", "\u200b", "ๆ", "\u20e3"}
+__all__ = ["RuleExtractor", "states_a_fact"]
 
 
-def has_thai(text: str) -> bool:
-    return bool(_THAI.search(text))
-
-
-def _strip_symbols(text: str) -> str:
-    """Drop emoji, symbols, punctuation and joiners; keep letters (Thai marks included), digits, spaces."""
-    out = []
-    for ch in text:
-        if ch in _IGNORABLE:
-            out.append(" ")
-            continue
-        cat = unicodedata.category(ch)
-        if cat[0] in ("S", "P") or cat in ("Cf", "Cc"):
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _normalize(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+def _words(joined: str) -> list[str]:
+    return joined.split("|")
 
 
 def _short_hash(text: str, n: int = 10) -> str:
-    return hashlib.sha256(_normalize(text).encode("utf-8")).hexdigest()[:n]
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()[:n]
 
 
 def _slug(text: str) -> str:
     """ASCII snake_case slug; non-ASCII text gets a short stable hash (Thai objects, names)."""
-    norm = _normalize(text)
+    norm = normalize(text)
     norm = re.sub(r"^(?:the|a|an|my|some)\s+", "", norm)
     ascii_part = re.sub(r"[^a-z0-9]+", "_", norm).strip("_")[:40].strip("_")
     if ascii_part and norm.isascii():
@@ -67,76 +40,6 @@ def _slug(text: str) -> str:
     digest = _short_hash(norm, 8)
     return f"{ascii_part}_{digest}" if ascii_part else digest
 
-
-# --- the transient filter ----------------------------------------------------------------------------
-
-
-def _words(joined: str) -> list[str]:
-    return joined.split("|")
-
-
-_EN_TRANSIENT = list(
-    _words(
-        "ok|okay|okey|okie|k|kk|alright|all right|sure|yes|yeah|yep|yup|no|nope|nah|thanks|thank you|"
-        "thank u|thankyou|thanx|thx|ty|tysm|so much|very much|a lot|much appreciated|appreciated|cool|"
-        "nice|great|awesome|perfect|good|fine|got it|gotcha|i see|noted|understood|lol|lmao|rofl|hi|"
-        "hello|hey|hiya|yo|bye|goodbye|see you|see ya|cya|good morning|good night|good evening|"
-        "good afternoon|morning|gm|gn|np|no problem|no worries|you're welcome|youre welcome|welcome|wow|"
-        "oh|ah|uh|oops|sorry|please|there|again|too|and|very|so|much|man|dude|bro|buddy|guys|everyone|"
-        "all|mate|i'm fine|im fine|i am fine|i'm good|im good|i am good|not bad|me too|same|same here|"
-        "right|exactly|true|agreed|actually|well|btw|by the way|anyway|also|just|oh well"
-    )
-)
-_EN_TRANSIENT_RE = [
-    r"ha(?:ha)+h?",
-    r"he(?:he)+",
-    r"hi(?:hi)+",
-    r"hm+",
-    r"um+",
-    r"uh+m*",
-    r"o+k+",
-    r"ye+s+",
-    r"lo+l+",
-    r"xd+",
-    r"wo+w+",
-]
-_TH_TRANSIENT = list(
-    _words(
-        "ขอบคุณ|ขอบใจ|ขอบพระคุณ|มากๆ|มาก|โอเค|โอเช|โอเคร|โอเค้|เค|ครับผม|ครับ|คับ|ค่ะ|คะ|ค่า|คร้าบ|ครัช|"
-        "จ้า|จ้ะ|จ๊ะ|จ้าา|นะ|น้า|นะคะ|นะครับ|อื้อ|อือ|เออ|อ๋อ|อ้อ|โอ้|ว้าว|สวัสดี|หวัดดี|ดีจ้า|ดี|เยี่ยม|"
-        "เจ๋ง|สุดยอด|ได้เลย|ได้|ใช่|ไม่เป็นไร|ลาก่อน|บาย|แล้วเจอกัน|รับทราบ|เข้าใจแล้ว|เข้าใจ|เลย|ค่ะ|"
-        "งับ|ฮะ|จ้ะ|แหละ|ด้วย|ทุกคน|ก่อน"
-    )
-)
-_TH_TRANSIENT_RE = [r"5{2,}\+*", r"ฮ่า+", r"ฮา{2,}", r"อืม+", r"อือ+", r"ครับ+", r"ค่ะ+", r"ค่า+", r"จ้า+", r"คับ+"]
-
-
-def _build_transient_re() -> re.Pattern[str]:
-    en = sorted(
-        (re.escape(w).replace(r"\ ", r"\s+").replace("'", r"\s*") for w in _EN_TRANSIENT),
-        key=len,
-        reverse=True,
-    )
-    th = sorted((re.escape(w) for w in set(_TH_TRANSIENT)), key=len, reverse=True)
-    latin = "|".join([*_EN_TRANSIENT_RE, *en])
-    thai = "|".join([*_TH_TRANSIENT_RE, *th])
-    token = rf"(?:(?:{latin})(?![a-z])|{thai})"
-    return re.compile(rf"^\s*(?:{token}\s*)*$")
-
-
-_transient_re = cache(_build_transient_re)  # compiled on first use (cold start)
-
-
-def is_transient(text: str) -> bool:
-    """True for messages made only of acknowledgements, thanks, laughter, greetings, polite particles,
-    emoji and punctuation (Thai and English); False as soon as there is real content."""
-    stripped = _normalize(_strip_symbols(text))
-    if not stripped:
-        return True
-    return bool(_transient_re().match(stripped))
-
-
-# --- rule extraction ---------------------------------------------------------------------------------
 
 _TH_PARTICLES = re.compile(
     r"(?:\s*(?:นะครับ|นะคะ|ครับผม|ครับ+|คับ|ค่ะ|คะ|ค่า|จ้า+|จ้ะ|จ๊ะ|นะ|น้า|ฮะ|งับ|เลย|ด้วย|มากๆ|มาก|ที่สุด|แหละ|อ่ะ|อะ|แล้ว|อยู่|กว่า|มากกว่า))+$"
@@ -641,8 +544,13 @@ def _dedupe_overlaps(facts: list[_Fact]) -> list[_Fact]:
     return list(seen.values())
 
 
+def states_a_fact(text: str) -> bool:
+    """True when a rule finds a fact in `text` (one segment): the summary ranks such sentences higher."""
+    return bool(_rule_facts(text))
+
+
 def _carries_content(segment: str) -> bool:
-    s = _normalize(_strip_symbols(segment))
+    s = normalize(strip_symbols(segment))
     if is_transient(segment) or not s:
         return False
     return len(s) >= 2
@@ -694,63 +602,3 @@ class RuleExtractor:
                     is_identity=False,
                 )
         return list(found.values())
-
-
-# --- extractive summary ------------------------------------------------------------------------------
-
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+|(?<=[\u0e00-\u0e7f])\s{1,}(?=[\u0e00-\u0e7f])")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def _informativeness(sentence: str, role: Role) -> float:
-    words = _WORD.findall(sentence)
-    latin = [w for w in words if not has_thai(w)]
-    thai_chars = sum(len(w) for w in words if has_thai(w))
-    distinct = len({w.casefold() for w in latin}) + thai_chars / 4.0
-    score = min(distinct, 25.0)
-    if re.search(r"\d", sentence):
-        score += 2.0
-    if re.search(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+", sentence):
-        score += 1.5  # proper nouns
-    if _rule_facts(sentence):
-        score += 6.0
-    if role == Role.user:
-        score += 1.5
-    return score
-
-
-class ExtractiveSummarizer:
-    """Offline, extractive: the most informative non-transient sentences, verbatim and in their own
-    language, in conversation order, at most `max_chars` characters. It paraphrases nothing."""
-
-    def __init__(self, max_chars: int = SUMMARY_MAX_CHARS) -> None:
-        self.max_chars = max_chars
-
-    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
-        candidates: list[tuple[float, int, str]] = []
-        order = 0
-        seen: set[str] = set()
-        for message in messages:
-            if message.role not in (Role.user, Role.assistant):
-                continue
-            for raw in _SENTENCE_SPLIT.split(message.content):
-                sentence = " ".join(raw.split())
-                if not sentence or is_transient(sentence):
-                    continue
-                norm = _normalize(sentence)
-                if norm in seen:
-                    continue
-                seen.add(norm)
-                if len(sentence) > self.max_chars:
-                    sentence = sentence[: self.max_chars - 1].rstrip() + "…"
-                candidates.append((_informativeness(sentence, message.role), order, sentence))
-                order += 1
-        chosen: list[tuple[int, str]] = []
-        used = 0
-        for _score, idx, sentence in sorted(candidates, key=lambda c: (-c[0], c[1])):
-            extra = len(sentence) + (1 if chosen else 0)
-            if used + extra > self.max_chars:
-                continue
-            chosen.append((idx, sentence))
-            used += extra
-        return "\n".join(s for _, s in sorted(chosen))
