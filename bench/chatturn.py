@@ -85,8 +85,8 @@ def _cost(ddb: Any, reads: Reads) -> dict[str, Any]:
 
 
 def turn(n: int, log: Any) -> dict[str, Any]:
+    from harness.lambdas import load_function
     from local import moto_speed
-    from local.harness import load_function
     from synapse.ai import embeddings, llm
     from synapse.store import db
 

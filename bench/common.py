@@ -339,7 +339,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
-    from local.harness import table_definition
+    from harness.lambdas import create_aws
 
     base = {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -363,14 +363,10 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
     with env(**{**base, **extra_env}), mock_aws():
         from synapse.core import state
 
-        os.environ["KMS_KEY_ID"] = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
+        os.environ["KMS_KEY_ID"] = create_aws(TABLE, IDEMPOTENCY, "MemoryBus")
         state.reset()
-        ddb = boto3.client("dynamodb")
-        ddb.create_table(TableName=TABLE, **table_definition("MemoryTable"))
-        ddb.create_table(TableName=IDEMPOTENCY, **table_definition("IdempotencyTable"))
-        boto3.client("events").create_event_bus(Name="MemoryBus")
         try:
-            yield ddb
+            yield boto3.client("dynamodb")
         finally:
             state.reset()
 

@@ -332,7 +332,7 @@ def throughput(
     against a server with worker pools (LOCAL_CONCURRENCY=4) and one with LOCAL_CONCURRENCY=1 (one
     invocation at a time per function), in two settings: offline (no model: CPU-bound work on the
     machine's cores) and with Gemini (every embedding call a 150 ms wait on a loopback double)."""
-    from local.gemini_double import GeminiDouble
+    from harness.gemini import GeminiDouble
 
     out: dict[str, Any] = {
         "clients": clients,

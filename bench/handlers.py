@@ -25,7 +25,7 @@ QUERY_DELAY = 0.080
 
 
 def _call(module: Any, method: str, path: str, body: Any) -> dict[str, Any]:
-    from local.harness import LambdaContext, http_event
+    from harness.lambdas import LambdaContext, http_event
 
     answer: dict[str, Any] = module.handler(
         http_event(method, path, body=body, who=ALICE_WHO), LambdaContext()
@@ -37,7 +37,7 @@ def _call(module: Any, method: str, path: str, body: Any) -> dict[str, Any]:
 
 def overlap(runs: int, log: Any) -> dict[str, Any]:
     """Recall with the embedding delayed 200 ms and every Query delayed 80 ms: ≈ max, not the sum."""
-    from local.harness import load_function
+    from harness.lambdas import load_function
 
     out: dict[str, Any] = {}
     with moto_aws():
@@ -120,7 +120,7 @@ class StubExtractor:
 
 def ingest(runs: int, log: Any) -> dict[str, Any]:
     """Per ingest of 10 messages: model calls, AWS requests by operation, latency (stub Gemini)."""
-    from local.harness import load_function
+    from harness.lambdas import load_function
     from synapse.ai import embeddings, llm
 
     with moto_aws():

@@ -10,10 +10,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from harness.gemini import GeminiDouble, running_double
+from harness.lambdas import LambdaContext, create_aws, http_event, load_function
 from synapse.core import state
 from synapse.core.config import settings
-from tests.gemini_double import gemini_double  # noqa: F401  (a fixture for every suite)
-from tests.support import LambdaContext, http_event, load_function, table_definition
 
 TABLE = "synapse-memory-test"
 IDEMPOTENCY = "synapse-idempotency-test"
@@ -48,13 +48,16 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """moto with the tables created from template.yaml's own definitions, the bus and the KMS key."""
     with mock_aws():
-        monkeypatch.setenv("KMS_KEY_ID", boto3.client("kms").create_key()["KeyMetadata"]["KeyId"])
+        monkeypatch.setenv("KMS_KEY_ID", create_aws(TABLE, IDEMPOTENCY, "MemoryBus"))
         state.reset()
-        ddb = boto3.client("dynamodb")
-        ddb.create_table(TableName=TABLE, **table_definition("MemoryTable"))
-        ddb.create_table(TableName=IDEMPOTENCY, **table_definition("IdempotencyTable"))
-        boto3.client("events").create_event_bus(Name="MemoryBus")
-        yield ddb
+        yield boto3.client("dynamodb")
+
+
+@pytest.fixture
+def gemini_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
+    """The Gemini REST double (harness/gemini.py), running, with GEMINI_* pointing the client at it."""
+    with running_double(monkeypatch) as double:
+        yield double
 
 
 Call = Callable[..., dict[str, Any]]

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import requests
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import template
 from tests.e2e.conftest import ROOT, LocalServer
-from tests.gemini_double import GeminiDouble
-from tests.support import template
 
 TIMEOUT = 60
 SUMMARY_WAIT = 20.0

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import requests
 
+from harness.gemini import GeminiDouble
 from local.events import matches
 from local.spawn import server_env
 from local.template import Template, parse
 from local.worker import to_json
 from tests.e2e.conftest import E2E_JWT_SECRET, ROOT, LocalServer
-from tests.gemini_double import GeminiDouble
 
 EVENTS = sorted((ROOT / "events").glob("*.json"))
 TEMPLATE: Template = parse(ROOT / "template.yaml")

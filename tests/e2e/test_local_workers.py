@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import requests
 
+from harness.gemini import GeminiDouble
 from tests.e2e.conftest import FIXTURE_TEMPLATE, ROOT, LocalServer
-from tests.gemini_double import GeminiDouble
 
 GEMINI_DELAY = 2.0
 

@@ -24,10 +24,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from harness.lambdas import ALICE, LambdaContext, load_function, sample_event, template
 from synapse.core.config import settings
 from synapse.services.account import auth
 from tests.conftest import IDEMPOTENCY, TABLE, Call
-from tests.support import ALICE, LambdaContext, load_function, sample_event, template
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)

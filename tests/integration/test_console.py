@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ROOT, LambdaContext, load_function, sample_event
+from harness.lambdas import ROOT, LambdaContext, load_function, sample_event
 
 STATIC = ROOT / "functions" / "console" / "static"
 ASSETS = {

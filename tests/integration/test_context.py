@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from harness.lambdas import ALICE, agent
 from tests.conftest import Call
-from tests.support import ALICE, agent
 
 THAI = [
     {"role": "user", "content": "สวัสดีครับ ผมชื่อสมชาย อยู่เชียงใหม่"},

@@ -8,9 +8,9 @@ from typing import Any
 import boto3
 import pytest
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import ALICE, LambdaContext, agent, load_function, sample_event, user
 from tests.conftest import TABLE, Call
-from tests.gemini_double import GeminiDouble
-from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user
 
 THAI_AND_ENGLISH = [
     {"role": "user", "content": "สวัสดีครับ ผมชื่อสมชาย อยู่เชียงใหม่"},

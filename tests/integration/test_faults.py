@@ -15,13 +15,13 @@ import botocore.endpoint
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import ALICE, LambdaContext, load_function, sample_event
 from synapse.core.models.base import utcnow
 from synapse.store import conversations as conversations_store
 from synapse.store import db
 from synapse.store.keys import Space
 from tests.conftest import TABLE, Call
-from tests.gemini_double import GeminiDouble
-from tests.support import ALICE, LambdaContext, load_function, sample_event
 
 MESSAGES = [
     {"role": "user", "content": "My name is Somchai and I live in Chiang Mai"},

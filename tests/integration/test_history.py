@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.lambdas import ALICE, agent
 from tests.conftest import Call
-from tests.support import ALICE, agent
 
 NAME = {
     "category": "identity",

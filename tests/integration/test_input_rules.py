@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from harness.lambdas import ALICE
 from tests.conftest import TABLE, Call
-from tests.support import ALICE
 
 MEMORY = {"category": "fact", "key": "uses_docker", "content": "Runs everything in Docker swarm"}
 DEEP = "[" * 10_000 + "]" * 10_000

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
+from harness.lambdas import user
 from tests.conftest import Call
-from tests.support import user
 
 KEYS = ["home", "editor"]  # the same (category, key) in every mind: must never collide
 WORDS = ["lisbon", "กาแฟ", "guitar"]

@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import agent, user
+from synapse.core import state
 from tests.conftest import Call
-from tests.gemini_double import GeminiDouble, _clear_synapse_caches
-from tests.support import agent, user
 
 CATEGORIES = ["fact", "project", "preference"]
 KEYS = ["home", "editor", "job"]  # shared by every user: the same (category, key) must never collide
@@ -580,10 +581,10 @@ def gemini_for_provider_keys(monkeypatch: pytest.MonkeyPatch) -> Any:
     double = GeminiDouble().start()
     monkeypatch.setenv("GEMINI_BASE_URL", double.base_url)
     monkeypatch.setenv("GEMINI_TIMEOUT_MS", "2000")
-    _clear_synapse_caches()
+    state.reset()
     yield double
     double.stop()
-    _clear_synapse_caches()
+    state.reset()
 
 
 @pytest.mark.slow

@@ -8,8 +8,8 @@ from typing import Any
 
 import jwt
 
+from harness.lambdas import ALICE, LambdaContext, agent, load_function, sample_event
 from tests.conftest import TABLE, Call
-from tests.support import ALICE, LambdaContext, agent, load_function, sample_event
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 

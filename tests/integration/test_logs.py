@@ -16,10 +16,10 @@ from typing import Any
 import jwt
 import pytest
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import LambdaContext, load_function, sample_event
 from synapse.http import api
 from tests.conftest import Call
-from tests.gemini_double import GeminiDouble
-from tests.support import LambdaContext, load_function, sample_event
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 PROVIDER_KEY = "AIzaSyD-logs-test-provider-key-0123456789"

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from harness.lambdas import ALICE, agent
 from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
 from synapse.core.models.memory import MemoryIn
 from synapse.http import mcp as mcp_tools
 from tests.conftest import Call
 from tests.integration.test_auth_matrix import snapshot
-from tests.support import ALICE, agent
 
 
 def rpc(call: Call, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:

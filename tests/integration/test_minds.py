@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.lambdas import ALICE, user
 from tests.conftest import Call
-from tests.support import ALICE, user
 
 
 def make_mind(call: Call, name: str, who: dict[str, str] = ALICE) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from harness.gemini import GeminiDouble
+from harness.lambdas import ALICE, LambdaContext, agent, load_function, sample_event, user
 from synapse.aws import kms as secrets
 from synapse.services.account import providers
 from synapse.store import credentials
 from tests.conftest import IDEMPOTENCY, TABLE, Call
-from tests.gemini_double import GeminiDouble
-from tests.support import ALICE, LambdaContext, agent, load_function, sample_event, user
 
 GEMINI_KEY = "AIzaSyD-own-user-key-0123456789xYz"
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.lambdas import ALICE, LambdaContext, agent, http_event, load_function, user
 from tests.conftest import TABLE, Call
-from tests.support import ALICE, LambdaContext, agent, http_event, load_function, user
 
 MEMORY = {
     "category": "project",

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.lambdas import ALICE
 from synapse.ai.embeddings_local import local_embedder
 from synapse.core import state
 from synapse.core.config import settings
 from synapse.search import ranking
 from tests.conftest import Call
-from tests.support import ALICE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "thai_retrieval.json"
 K = 5

@@ -169,8 +169,27 @@ def test_a_plain_import_loads_only_its_module() -> None:
     }
 
 
-def test_benchmarks_do_not_import_the_tests() -> None:
-    for path in (ROOT / "bench").rglob("*.py"):
+def top_level_imports(folder: str) -> set[tuple[str, str]]:
+    """(file, top-level package) for every import in a folder of the repository."""
+    out = set()
+    for path in (ROOT / folder).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                assert not node.module.startswith("tests"), f"{path} imports {node.module}"
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            out.update((str(path.relative_to(ROOT)), name.split(".")[0]) for name in names)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        # the tests and the benchmarks share the doubles and the harness, not each other
+        ("bench", {"tests"}),
+        ("harness", {"tests", "bench"}),
+        # the local run is the service's: no test tooling
+        ("local", {"tests", "bench", "harness"}),
+    ],
+)
+def test_the_repositorys_packages_import_down_only(folder: str, forbidden: set[str]) -> None:
+    found = {(path, name) for path, name in top_level_imports(folder) if name in forbidden}
+    assert not found, f"{folder} imports {sorted(found)}"

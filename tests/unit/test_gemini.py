@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.gemini import GeminiDouble, fake_vector, running_double
 from synapse.ai.embeddings import DOCUMENT_PREFIX, QUERY_PREFIX, GeminiEmbedder, get_embedder
 from synapse.ai.facts import RuleExtractor
 from synapse.ai.llm import (
@@ -26,7 +27,6 @@ from synapse.ai.summaries import ExtractiveSummarizer
 from synapse.core import state
 from synapse.core.errors import UpstreamUnavailable
 from synapse.core.models.base import Category, Priority, Role
-from tests.gemini_double import GeminiDouble, fake_vector, running_double
 
 
 @pytest.fixture

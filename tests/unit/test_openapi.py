@@ -11,10 +11,10 @@ import jsonschema_rs
 import pytest
 import schemathesis
 
+from harness.lambdas import load_function
 from synapse.core.errors import NotFound, UpstreamUnavailable, ValidationFailed
 from synapse.core.models.base import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
 from synapse.http import api
-from tests.support import load_function
 
 ENVELOPE = "#/components/schemas/ErrorEnvelope"
 AUTH = {"401", "403", "429", "500", "503"}

@@ -1,4 +1,5 @@
-"""A local HTTP double of the Gemini REST API, for tests that drive the real google-genai client.
+"""A local HTTP double of the Gemini REST API, for tests and benchmarks that drive the real
+google-genai client.
 
 It listens on 127.0.0.1 (a free port), answers the two routes Synapse uses the way the Developer API
 does, records every request, and can be told to fail:
@@ -11,7 +12,7 @@ does, records every request, and can be told to fail:
 Vectors are deterministic (seeded by a hash of the embedded text) and deliberately not unit length,
 so tests can see the caller normalise them.
 
-Usage (fixture below)::
+Usage (tests/conftest.py makes `running_double` the `gemini_double` fixture)::
 
     def test_something(gemini_double):
         gemini_double.fail_next(1, 429)
@@ -29,12 +30,15 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pytest
 
 _ROUTE = re.compile(r"^/(?P<version>v1[a-z0-9]*)/models/(?P<model>[^:/]+):(?P<method>[A-Za-z]+)$")
 
@@ -264,3 +268,27 @@ class GeminiDouble:
 
 def _error_body(code: int, status: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "status": status}}
+
+
+@contextlib.contextmanager
+def running_double(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiDouble]:
+    """A running double, with the environment pointing the real client at it and fast retries.
+
+    Sets GEMINI_API_KEY (fake), GEMINI_BASE_URL, GEMINI_TIMEOUT_MS=1000, GEMINI_ATTEMPTS=3 and tiny
+    retry delays; clears the settings and client caches (`state.reset()`) before and after.
+    """
+    from synapse.core import state
+
+    double = GeminiDouble().start()
+    monkeypatch.setenv("GEMINI_API_KEY", "test-fake-gemini-key")
+    monkeypatch.setenv("GEMINI_BASE_URL", double.base_url)
+    monkeypatch.setenv("GEMINI_TIMEOUT_MS", "1000")
+    monkeypatch.setenv("GEMINI_ATTEMPTS", "3")
+    monkeypatch.setenv("GEMINI_RETRY_INITIAL_DELAY", "0.01")
+    monkeypatch.setenv("GEMINI_RETRY_MAX_DELAY", "0.05")
+    state.reset()
+    try:
+        yield double
+    finally:
+        double.stop()
+        state.reset()

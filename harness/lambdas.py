@@ -1,6 +1,6 @@
 """Handlers in-process, for tests and benchmarks alike: a Lambda context, API Gateway (payload 2.0)
-events built from the samples in events/, a fresh instance of a function's module (a new container),
-and table definitions from template.yaml's own resources."""
+events built from the samples in events/ and the callers the authorizer would name, a fresh instance
+of a function's module (a new container), and moto's tables from template.yaml's own resources."""
 
 from __future__ import annotations
 
@@ -19,6 +19,19 @@ from local.template import load_yaml
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
 
+# the authorizer's context for a caller (`who=` of `http_event`)
+ALICE = {"userId": "alice", "kind": "user", "scopes": "memory:read memory:write", "keyId": ""}
+
+
+def agent(
+    user_id: str = "alice", scopes: str = "memory:read memory:write", key_id: str = "k1"
+) -> dict[str, str]:
+    return {"userId": user_id, "kind": "agent", "scopes": scopes, "keyId": key_id}
+
+
+def user(user_id: str) -> dict[str, str]:
+    return {"userId": user_id, "kind": "user", "scopes": "memory:read memory:write", "keyId": ""}
+
 
 @cache
 def template() -> dict[str, Any]:
@@ -33,6 +46,19 @@ def table_definition(logical_id: str) -> dict[str, Any]:
         "KeySchema": props["KeySchema"],
         "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
     }
+
+
+def create_aws(table: str, idempotency: str, bus: str) -> str:
+    """Inside `mock_aws`: the two tables as template.yaml defines them, the event bus and a KMS key
+    (its id returned: KMS_KEY_ID)."""
+    import boto3
+
+    ddb = boto3.client("dynamodb")
+    ddb.create_table(TableName=table, **table_definition("MemoryTable"))
+    ddb.create_table(TableName=idempotency, **table_definition("IdempotencyTable"))
+    boto3.client("events").create_event_bus(Name=bus)
+    key_id: str = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
+    return key_id
 
 
 class LambdaContext:
