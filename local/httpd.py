@@ -7,6 +7,10 @@ has no `do_` for (501). Its pages are HTML; here `send_error` writes the contrac
 name in snake_case (`request_header_fields_too_large`, `uri_too_long`, `bad_request`). Every method
 is routed (`__getattr__` answers any `do_<METHOD>`), so a method the API does not have is a 404
 `not_found`, as API Gateway answers for a route it does not have.
+
+An HTTP/0.9 request line (`GET /path`: no version, no headers) is a 505 like HTTP/2, with an HTTP/1.1
+status line (http.server would wait for headers 0.9 does not send, then write the route's body with no
+status line). A client that hangs up before its answer costs one log line, not a traceback.
 """
 
 from __future__ import annotations
@@ -120,6 +124,29 @@ class LocalRequestHandler(BaseHTTPRequestHandler):
             if line in (b"\r\n", b"\n", b""):
                 return bytes(body)
         raise _bad_request("too many trailer fields")
+
+    # --- the request line ----------------------------------------------------------------------
+
+    def parse_request(self) -> bool:
+        words = self.raw_requestline.split()
+        if len(words) == 2 and words[0] == b"GET":
+            # HTTP/0.9 (only GET has a 0.9 form; "POST /x" stays http.server's 400). Refused at once:
+            # its headers are not read, since a 0.9 client sends none.
+            self.command, self.request_version, self.close_connection = None, "HTTP/0.9", True
+            self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/0.9")
+            return False
+        return super().parse_request()
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except ConnectionError as exc:  # BrokenPipeError, ConnectionResetError, ConnectionAbortedError
+            # the client hung up before its answer: nobody is left to tell, and nothing failed here
+            self.close_connection = True
+            method = getattr(self, "command", None) or "-"
+            path = urlsplit(getattr(self, "path", None) or "").path or "-"  # (no query string in the log)
+            log.info("%s %s: the client hung up before its answer (%s)", method, path, type(exc).__name__)
 
     # --- serving -------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -177,3 +179,56 @@ def test_keep_alive_still_works_after_a_chunked_request(local_server: LocalServe
     assert data.count(b"HTTP/1.1 ") == 2
     assert data.startswith(b"HTTP/1.1 404")
     assert b"HTTP/1.1 200 OK" in data and data.rstrip().endswith(b'{"status":"ok"}')
+
+
+# --- defects found from outside -------------------------------------------------------------------------
+
+
+def read_to_the_end(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("after", [b"", b"\r\n"], ids=["bare", "blank-line"])
+def test_an_http_0_9_request_is_505_with_a_status_line(after: bytes, local_server: LocalServer) -> None:
+    # Given an HTTP/0.9 request line (no version, no headers), the client waiting with its side open
+    with socket.create_connection(("127.0.0.1", local_server.port), timeout=10) as sock:
+        sock.sendall(b"GET /health\r\n" + after)
+        # When the server answers (and closes: a read to the end does not time out)
+        data = read_to_the_end(sock)
+    # Then it is an HTTP/1.1 status line and headers, and the envelope: 505, not the route's body
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("iso-8859-1").split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 505 "), data[:200]
+    headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
+    assert headers.get("connection") == "close"
+    assert int(headers["content-length"]) == len(body)
+    error = envelope(505, headers, body, "http_version_not_supported")
+    assert "HTTP/1.1" in error["message"]
+    assert b'"status"' not in body  # the health route's answer was not served
+
+
+def test_a_client_that_hangs_up_before_its_answer_leaves_no_traceback(local_server: LocalServer) -> None:
+    # Given the server's log so far
+    seen = len(local_server.logs())
+    aborted = 5
+    # When clients send a request and hang up before the answer: some with a reset, some with a
+    # plain close
+    for i in range(2 * aborted):
+        sock = socket.create_connection(("127.0.0.1", local_server.port), timeout=10)
+        sock.sendall(f"GET /health?abort={i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        if i % 2 == 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    # (every reset one was answered into a closed connection, and said so in the log)
+    deadline = time.monotonic() + 30
+    while local_server.logs()[seen:].count("hung up") < aborted and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # Then the server still answers, and its log holds one line for each, and no traceback
+    assert requests.get(f"{local_server.url}/health", timeout=10).status_code == 200
+    log = local_server.logs()[seen:]
+    assert "Traceback" not in log, log[-3000:]
+    assert "Exception occurred during processing" not in log  # (socketserver's own report)
+    assert log.count("hung up") >= aborted, log[-3000:]
