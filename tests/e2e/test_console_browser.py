@@ -520,6 +520,33 @@ def test_sessions_show_their_summaries(sign_in: Callable[..., Page], user: Any) 
     expect(page.locator("#session-summaries .content")).to_have_text(r.json()["summary"])
 
 
+def test_one_session_name_in_two_minds_is_two_sessions(sign_in: Callable[..., Page], user: Any) -> None:
+    # Given the session "trip" in the default mind and in another mind, each summarized
+    sub, api, _ = user
+    r = api("POST", "/minds", {"name": "Travel planner"})
+    assert r.status_code == 201, r.text
+    travel = r.json()["mind_id"]
+    said = {}
+    for mind, text in (
+        ("default", "Booked the dentist for Friday."),
+        (travel, "Flights to Lampang on May 3."),
+    ):
+        body = {"sessionId": "trip", "messages": [{"role": "user", "content": text}]}
+        r = api("POST", "/memory/summarize", body, **{"X-Mind-Id": mind})
+        assert r.status_code == 200, r.text
+        said[mind] = r.json()["summary"]
+    # When the Sessions tab is opened
+    page = sign_in()
+    page.click(".tab[data-view=sessions]")
+    # Then "trip" is two entries, each naming its mind and holding only its own summary
+    trips = page.locator("li.session[data-session='trip']")
+    expect(trips).to_have_count(2)
+    for mind, name in (("default", sub), (travel, "Travel planner")):  # (the default mind's name: the user's)
+        entry = page.locator(f"li.session[data-session='trip'][data-mind='{mind}']")
+        expect(entry.locator(".badge.mind")).to_contain_text(name)
+        expect(entry.locator(".summaries .content")).to_have_text([said[mind]])
+
+
 # ---------------------------------------------------------------- keys
 
 

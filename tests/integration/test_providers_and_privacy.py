@@ -145,6 +145,38 @@ def test_export_holds_everything_but_vectors_and_secrets(call: Call) -> None:
     assert call("me_export", "GET", "/me/export", who=agent())["statusCode"] == 403
 
 
+def test_export_tells_one_session_name_in_several_minds_apart(call: Call) -> None:
+    # Given the session "chat" in the default mind and in two other minds, each with its summary
+    minds = ["default"] + [
+        call("minds_create", "POST", "/minds", body={"name": name}, who=ALICE)["json"]["mind_id"]
+        for name in ("Work", "Travel")
+    ]
+    for n, mind in enumerate(minds):
+        said = [{"role": "user", "content": f"I work at Company {n}"}]
+        body = {"sessionId": "chat", "messages": said}
+        headers = {"x-mind-id": mind}
+        assert call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE, headers=headers)[
+            "statusCode"
+        ] in (200, 201)
+        summarized = call(
+            "memory_summarize", "POST", "/memory/summarize", body=body, who=ALICE, headers=headers
+        )
+        assert summarized["statusCode"] == 200, summarized
+    # When the user exports
+    data = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    # Then "chat" is three sessions and three summaries, each carrying the mind it belongs to
+    sessions = {s["mind_id"]: s for s in data["sessions"]}
+    assert sorted(sessions) == sorted(minds) and len(data["sessions"]) == 3
+    for n, mind in enumerate(minds):
+        assert sessions[mind]["session_id"] == "chat"
+        assert [m["content"] for m in sessions[mind]["messages"]] == [f"I work at Company {n}"]
+    summaries = {c["mind_id"]: c for c in data["summaries"]}
+    assert sorted(summaries) == sorted(minds) and len(data["summaries"]) == 3
+    for n, mind in enumerate(minds):
+        assert summaries[mind]["session_id"] == "chat"
+        assert f"Company {n}" in summaries[mind]["summary"]
+
+
 def test_delete_me_removes_everything_of_the_user_and_nothing_else(call: Call, aws: Any) -> None:
     seed(call, ALICE)
     seed(call, user("bob"))

@@ -683,16 +683,18 @@ async function loadSessions() {
     $("sessions").replaceChildren(el("li", { class: "status", text: "No sessions yet." }));
     return;
   }
+  // a session is a (mind, session id) pair: one name may be used in several minds
   $("sessions").replaceChildren(
     ...sessions.map((s) => {
-      const own = summaries.filter((c) => c.session_id === s.session_id);
+      const own = summaries.filter((c) => c.session_id === s.session_id && c.mind_id === s.mind_id);
       return el(
         "li",
-        { class: "session", dataset: { session: s.session_id } },
+        { class: "session", dataset: { session: s.session_id, mind: s.mind_id } },
         el(
           "div",
           { class: "head" },
           el("span", { class: "key-name", text: s.session_id }),
+          el("span", { class: "badge mind", text: `mind: ${mindName(s.mind_id)}` }),
           el("span", { class: "badge", text: `${s.msg_count} messages` }),
           el("span", { class: "badge", text: `${own.length} summar${own.length === 1 ? "y" : "ies"}` }),
         ),

@@ -74,6 +74,7 @@ class ExportOut(Model):
     # each memory's kept versions before its current one, newest first (by memory id)
     history: dict[str, list[MemoryVersion]] = Field(default_factory=dict)
     identity: str | None
+    # each with its `mind_id` and `session_id` (one session name may be used in several minds)
     summaries: list[dict[str, Any]]
     sessions: list[dict[str, Any]]
     # every mind but the default one, and each mind's identity line (the default's is `identity`)

@@ -11,7 +11,8 @@ from synapse.store.keys import DEFAULT_MIND
 
 
 def export(user_id: str) -> ExportOut:
-    """Everything stored for the user; vectors and ciphertexts left out, keys as hints only."""
+    """Everything stored for the user; vectors and ciphertexts left out, keys as hints only. Sessions
+    and summaries carry their mind: one session name may be used in several minds."""
     data = users.everything(user_id)
     return ExportOut(
         memories=data.memories,
@@ -24,16 +25,18 @@ def export(user_id: str) -> ExportOut:
         ],
         summaries=[
             {
+                "mind_id": mind_id,
                 "session_id": session_id,
                 "chunk_id": chunk.chunk_id,
                 "summary": chunk.summary,
                 "msg_count": chunk.msg_count,
                 "created_at": iso(chunk.created_at),
             }
-            for _mind, session_id, chunk in data.summaries
+            for mind_id, session_id, chunk in data.summaries
         ],
         sessions=[
             {
+                "mind_id": s.mind_id,
                 "session_id": s.session_id,
                 "msg_count": s.msg_count,
                 "chunks": s.chunks,
