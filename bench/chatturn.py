@@ -154,10 +154,10 @@ def _turn_body(i: int) -> dict[str, Any]:
 
 
 def corpus_update(n: int, repeat: int, log: Any) -> dict[str, Any]:
-    """In process: one changed memory applied to a corpus of n (`recall.apply`) vs today's rebuild
+    """In process: one changed memory applied to a corpus of n (`corpus.apply`) vs today's rebuild
     (a new corpus from the full read's columns, tokens of unchanged memories reused) and a cold build."""
     from bench.common import i8s_items, unit_rows
-    from synapse.services.memory import recall
+    from synapse.search import corpus as corpora
     from synapse.store import changelog
     from synapse.store import nuggets as nuggets_store
 
@@ -165,24 +165,24 @@ def corpus_update(n: int, repeat: int, log: Any) -> dict[str, Any]:
     items = i8s_items(unit_rows(rng, n), with_key=True)
     key = f"{MODEL_KEY}"
     cols = nuggets_store.columns(items)
-    base = recall.build_corpus(cols, "a", key)
+    base = corpora.build(cols, "a", key)
     at = changelog.Version("e", 2)
     changed_item = dict(items[n // 2])
     changed_item["content"] = {"S": "I moved to Chiang Mai and work at a cafe now"}
 
     def rebuild() -> Any:
         after = [*items[: n // 2], changed_item, *items[n // 2 + 1 :]]
-        return recall.build_corpus(nuggets_store.columns(after), "b", key, base)
+        return corpora.build(nuggets_store.columns(after), "b", key, base)
 
     def cold() -> Any:
-        return recall.build_corpus(nuggets_store.columns(items), "c", key)
+        return corpora.build(nuggets_store.columns(items), "c", key)
 
     applied: list[float] = []
     for _ in range(repeat):
-        corpus = recall.build_corpus(nuggets_store.columns(items), "a", key)
+        corpus = corpora.build(nuggets_store.columns(items), "a", key)
         one = nuggets_store.columns([changed_item])
         t0 = time.perf_counter()
-        recall.apply(corpus, one, one.ids, at)
+        corpora.apply(corpus, one, one.ids, at)
         applied.append((time.perf_counter() - t0) * 1000)
     rebuilt: list[float] = []
     for _ in range(repeat):

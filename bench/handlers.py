@@ -57,7 +57,7 @@ def overlap(runs: int, log: Any) -> dict[str, Any]:
 
 def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
     from synapse.ai import embeddings
-    from synapse.services.memory import recall
+    from synapse.search import cache
     from synapse.store import db
 
     body = {"query": "which editor theme does the user like", "limit": 5}
@@ -85,7 +85,7 @@ def _overlap_runs(fn: Any, delayed: bool, runs: int) -> dict[str, Any]:
         with patched(embeddings, "get_embedder", lambda *_a, **_k: embedder):
             _call(fn, "POST", "/memory/recall", body)  # imports, pools, first client use
             for _ in range(runs):
-                recall.CACHE.clear()  # every recall cold (a new container): the partition Query happens
+                cache.CACHE.clear()  # every recall cold (a new container): the partition Query happens
                 with count_calls() as calls:
                     t0 = time.perf_counter()
                     _call(fn, "POST", "/memory/recall", body)

@@ -118,7 +118,7 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
             rebuild = r.get("rebuild_after_write_ms")
             rows.append(
                 _check(
-                    f"recall cold {n}: build_corpus incl. BM25",
+                    f"recall cold {n}: corpus.build incl. BM25",
                     f"{r['build_corpus_ms']} ms",
                     "info",
                     None,
@@ -320,7 +320,7 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
         cu = ct["corpus_update"]
         rows.append(
             _check(
-                f"corpus update after one write, {cu['n']} (recall.apply)",
+                f"corpus update after one write, {cu['n']} (corpus.apply)",
                 f"{cu['apply_one']['median_ms']} ms",
                 "≤ 5 % of the rebuild",
                 cu["ratio"] <= 0.05,

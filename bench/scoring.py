@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -36,18 +35,18 @@ def top10(scores: np.ndarray) -> np.ndarray:
 
 def vector_corpus(items: list[dict[str, Any]]) -> Any:
     """The vector part of recall's corpus, by the service's own code (no prefix: a cold load)."""
-    from synapse.services.memory import recall
+    from synapse.search import vectors
     from synapse.store import nuggets
 
-    rows, vectors, scales = recall.vector_index(nuggets.vectors_of(items), f"{MODEL}/{DIM}")
-    return SimpleNamespace(vec_rows=rows, vectors=vectors, scales=scales, prefix=None, prefix_refused=False)
+    return vectors.index(nuggets.vectors_of(items), f"{MODEL}/{DIM}")
 
 
 def cold_vector_path(items: list[dict[str, Any]], q: np.ndarray) -> np.ndarray:
-    from synapse.services.memory import recall
+    from synapse.search import vectors
 
-    corpus = vector_corpus(items)
-    return corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+    found = vector_corpus(items)
+    rows: np.ndarray = found.rows[top10(vectors.dense_scores(found, q, CANDIDATES))]
+    return rows
 
 
 def wire_page(items: list[dict[str, Any]]) -> bytes:
@@ -127,15 +126,15 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
     """Mean |top-10 of the warm path (int8, and the prefix first pass when used) ∩ top-10 of exact
     float32 cosine| / 10, and the warm path's time on these vectors. The cold path scores the int8
     matrix exactly (no prefix)."""
-    from synapse.services.memory import recall
+    from synapse.search import vectors
 
     data = unit_rows(rng, n, decay=decay)
     items = i8s_items(data)
     # the warm path: what a cached corpus is scored with (a prefix first pass on large corpora,
     # if the self-check finds it ranks like the full vectors)
-    corpus = recall.with_prefix(vector_corpus(items))
+    found = vectors.with_prefix(vector_corpus(items))
     q0 = unit_rows(rng, 1, decay=decay)[0]
-    warm = timed(lambda: corpus.vec_rows[top10(recall.dense_scores(corpus, q0, CANDIDATES))], repeat=20)
+    warm = timed(lambda: found.rows[top10(vectors.dense_scores(found, q0, CANDIDATES))], repeat=20)
     total, n_q = 0.0, 0
     for _ in range(queries):
         # a query near a stored vector (cosine ≈ 0.7 with it), as a real query is near its answers
@@ -144,20 +143,21 @@ def agreement(rng: np.random.Generator, n: int, decay: bool, queries: int) -> di
         q = data[j] + noise
         q /= np.linalg.norm(q)
         exact = top10(data @ q)
-        approx = corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+        approx = found.rows[top10(vectors.dense_scores(found, q, CANDIDATES))]
         total += len(set(exact.tolist()) & set(approx.tolist())) / K
         n_q += 1
     return {
         "recall_at_10": round(total / n_q, 4),
         "queries": n_q,
-        "prefix_first_pass": corpus.prefix is not None,
-        "prefix_refused": bool(corpus.prefix_refused),
+        "prefix_first_pass": found.prefix is not None,
+        "prefix_refused": bool(found.prefix_refused),
         "warm_ms": warm["median_ms"],
     }
 
 
 def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict[str, Any]:
-    from synapse.services.memory import recall
+    from synapse.search import corpus as corpora
+    from synapse.search import vectors
     from synapse.store import nuggets
 
     rng = np.random.default_rng(7)
@@ -167,38 +167,38 @@ def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict
         log(f"  scoring n={n}")
         # vectors like Gemini's (Matryoshka-trained: the first dims carry most of the signal); the
         # agreement section below also times the warm path on isotropic vectors
-        vectors = unit_rows(rng, n, decay=True)
+        data = unit_rows(rng, n, decay=True)
         q = unit_rows(rng, 1, decay=True)[0]
-        items = i8s_items(vectors)
+        items = i8s_items(data)
         reps = repeat if n < 50_000 else max(3, repeat // 3)
         row: dict[str, Any] = {}
         row["cold_vector_ms"] = timed(lambda items=items, q=q: cold_vector_path(items, q), repeat=reps)
         t0 = time.perf_counter()
-        corpus = recall.build_corpus(nuggets.columns(items), "v", f"{MODEL}/{DIM}")
+        corpus = corpora.build(nuggets.columns(items), "v", f"{MODEL}/{DIM}")
         row["build_corpus_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         # the rebuild after one write: the cached corpus lends the tokens of unchanged memories
         edited = [{**items[0], "content": {"S": items[0]["content"]["S"] + " (edited)"}}, *items[1:]]
         t0 = time.perf_counter()
-        recall.build_corpus(nuggets.columns(edited), "v2", f"{MODEL}/{DIM}", previous=corpus)
+        corpora.build(nuggets.columns(edited), "v2", f"{MODEL}/{DIM}", previous=corpus)
         row["rebuild_after_write_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         del edited
-        # warm = a corpus reused from the cache: load_corpus adds the prefix matrix on reuse
+        # warm = a corpus reused from the cache: cache.load adds the prefix matrix on reuse
         t0 = time.perf_counter()
-        corpus = recall.with_prefix(corpus)
+        found = vectors.with_prefix(corpus.vectors)
         row["prefix_on_reuse_ms"] = round((time.perf_counter() - t0) * 1000, 1)
 
-        def warm(corpus: Any = corpus, q: np.ndarray = q) -> np.ndarray:
-            return corpus.vec_rows[top10(recall.dense_scores(corpus, q, CANDIDATES))]
+        def warm(found: Any = found, q: np.ndarray = q) -> np.ndarray:
+            return found.rows[top10(vectors.dense_scores(found, q, CANDIDATES))]
 
         row["warm_ms"] = timed(warm, repeat=max(reps, 20))
         # correctness of the fast path against exact cosine on the same data
-        exact = top10(vectors @ q)
+        exact = top10(data @ q)
         row["top10_overlap_this_query"] = len(set(exact.tolist()) & set(warm().tolist())) / K
-        row["parse_pages"] = parse_pages_ms(n, vectors, repeat=1 if n >= 50_000 else 3)
+        row["parse_pages"] = parse_pages_ms(n, data, repeat=1 if n >= 50_000 else 3)
         # baseline: number lists, Python loop
         if n <= BASELINE_MAX_MEASURED:
             pool = min(n, 256)  # the number-list dicts of `pool` vectors, shared (memory), same work
-            lists = [number_list(vectors[i]) for i in range(pool)]
+            lists = [number_list(data[i]) for i in range(pool)]
             base_items = [nugget_item(i, lists[i % pool]) for i in range(n)]
             t0 = time.perf_counter()
             baseline_top_k(base_items, q.tolist(), K)
@@ -214,7 +214,7 @@ def run(sizes: list[int], repeat: int, agreement_queries: int, log: Any) -> dict
         row["speedup_cold_vs_baseline"] = round(row["baseline_ms"] / row["cold_vector_ms"]["median_ms"], 1)
         row["speedup_warm_vs_baseline"] = round(row["baseline_ms"] / row["warm_ms"]["median_ms"], 1)
         out["sizes"][str(n)] = row
-        del items, corpus, vectors
+        del items, corpus, found, data
     out["agreement"] = {}
     for n in sizes:
         log(f"  agreement n={n}")

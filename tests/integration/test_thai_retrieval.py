@@ -22,7 +22,8 @@ from harness.lambdas import ALICE
 from synapse.ai.embeddings_local import local_embedder
 from synapse.core import state
 from synapse.core.config import settings
-from synapse.search import ranking
+from synapse.search import fusion, tokenizer, vectors
+from synapse.search.bm25 import BM25
 from tests.conftest import Call
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "thai_retrieval.json"
@@ -81,14 +82,14 @@ def test_thai_recall_at_5_hybrid_vs_bm25_vs_dense(
         assert answer["statusCode"] == 200, answer["body"]
         hybrid.append(_hit([r["key"] for r in answer["json"]["memories"]], q["memory"]))
     ids = [m["id"] for m in memories]
-    tokens = [ranking.tokenize(ranking.search_text(m["content"], m["id"], [])) for m in memories]
-    bm25 = ranking.BM25(tokens)
-    vectors = embedder.embed_documents([m["content"] for m in memories])
+    tokens = [tokenizer.tokenize(tokenizer.search_text(m["content"], m["id"], [])) for m in memories]
+    bm25 = BM25(tokens)
+    matrix = embedder.embed_documents([m["content"] for m in memories])
     lexical, dense = [], []
     for q in queries:
-        top = ranking.top_k(bm25.scores(ranking.tokenize(q["query"])), K)
+        top = fusion.top_k(bm25.scores(tokenizer.tokenize(q["query"])), K)
         lexical.append(_hit([ids[i] for i in top], q["memory"]))
-        top = ranking.top_k(ranking.cosine_scores(vectors, embedder.embed_query(q["query"])), K)
+        top = fusion.top_k(vectors.cosine_scores(matrix, embedder.embed_query(q["query"])), K)
         dense.append(_hit([ids[i] for i in top], q["memory"]))
 
     # Then the figures are printed, stay above their floors, and the hybrid is not worse than either

@@ -16,8 +16,9 @@ import pytest
 
 from bench.locomo import cv, offline
 from bench.locomo.api import KeyMap
-from synapse.search import ranking
-from synapse.search.ranking import DEFAULTS, RankingParams
+from synapse.search import fusion, tokenizer
+from synapse.search.bm25 import BM25
+from synapse.search.fusion import DEFAULTS, RankingParams
 
 K10 = offline.KS.index(10)
 
@@ -89,7 +90,7 @@ def test_defaults_are_the_values_the_readme_reports() -> None:
     assert (DEFAULTS.method, DEFAULTS.dense_weight, DEFAULTS.rrf_k) == ("minmax", 0.5, 60.0)
     assert (DEFAULTS.feedback_docs, DEFAULTS.feedback_terms, DEFAULTS.feedback_weight) == (3, 20, 0.35)
     assert (DEFAULTS.bm25_k1, DEFAULTS.bm25_b) == (0.9, 0.5)
-    assert (ranking.DEFAULT_DENSE_WEIGHT, ranking.FEEDBACK_DOCS) == (0.5, 3)  # the old names follow
+    assert (fusion.DEFAULT_DENSE_WEIGHT, fusion.FEEDBACK_DOCS) == (0.5, 3)  # the old names follow
     nudges = (DEFAULTS.priority_nudge, DEFAULTS.recency_nudge, DEFAULTS.recency_half_life_days)
     assert nudges == (0.02, 0.02, 30.0)
 
@@ -126,19 +127,19 @@ def views(tmp_path: Path) -> list[cv.ServiceView]:
 
 def test_service_view_tokens_are_what_the_service_indexes(views: list[cv.ServiceView]) -> None:
     conv_doc = "[1:56 pm on 8 May, 2023] Ann: I adopted a cat named Miso."
-    assert views[0].tokens[0] == ranking.tokenize(ranking.search_text(conv_doc, "d1_1", []))
-    # content "[date] speaker: text" and the key's words "d1 1", as build_corpus tokenizes them
+    assert views[0].tokens[0] == tokenizer.tokenize(tokenizer.search_text(conv_doc, "d1_1", []))
+    # content "[date] speaker: text" and the key's words "d1 1", as corpus.build tokenizes them
     assert views[0].tokens[0][-2:] == ["d1", "1"]
     assert "miso" in views[0].tokens[0]
 
 
 def test_hybrid_scorer_is_the_services_relevance_then_boost(views: list[cv.ServiceView]) -> None:
     v = views[0]
-    bm25 = ranking.BM25(v.tokens)
+    bm25 = BM25(v.tokens)
     for qi in range(v.n_questions):
-        want = ranking.relevance(bm25, v.tokens, v.query_tokens[qi], v.dense[qi])
+        want = fusion.relevance(bm25, v.tokens, v.query_tokens[qi], v.dense[qi])
         n = len(v.tokens)
-        want = ranking.boost(want, np.ones(n, np.int8), np.zeros(n, np.float32))
+        want = fusion.boost(want, np.ones(n, np.int8), np.zeros(n, np.float32))
         assert np.array_equal(cv.hybrid_scorer(v, bm25, qi, DEFAULTS), want)
 
 

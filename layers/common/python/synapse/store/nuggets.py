@@ -10,7 +10,7 @@ again), and in the same transaction the version it replaces is kept as `[<mindId
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
@@ -431,8 +431,11 @@ def stored(space: Space, flt: MemoryFilter | None = None) -> list[Stored]:
 
 @dataclass
 class Columns:
-    """A mind's memories as columns (recall scores all of them; a model object per memory would
-    cost more than the scoring). `embs` holds each stored vector's bytes, or None."""
+    """A mind's memories as columns, in id order (recall scores all of them; a model object per memory
+    would cost more than the scoring). The ten fields before `embs` are the rows: `insert`, `remove`
+    and `replace` change one row at a time. `embs` holds each stored vector's bytes as read (None:
+    none stored), for a vector index to decode (search/vectors.py): it is not a row field, and a
+    search corpus lets go of it once decoded."""
 
     ids: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
@@ -448,6 +451,24 @@ class Columns:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def insert(self, pos: int, other: Columns, j: int) -> None:
+        """Row `j` of `other` as a new row at `pos` (the rows from there on move down by one)."""
+        for name in _ROW_FIELDS:
+            getattr(self, name).insert(pos, getattr(other, name)[j])
+
+    def remove(self, pos: int) -> None:
+        """Take out the row at `pos` (the rows after it move up by one)."""
+        for name in _ROW_FIELDS:
+            del getattr(self, name)[pos]
+
+    def replace(self, pos: int, other: Columns, j: int) -> None:
+        """The row at `pos` becomes row `j` of `other`."""
+        for name in _ROW_FIELDS:
+            getattr(self, name)[pos] = getattr(other, name)[j]
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(Columns) if f.name != "embs")
 
 
 _RANK = {p.value: r for p, r in PRIORITY_RANK.items()}

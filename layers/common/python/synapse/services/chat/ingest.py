@@ -28,9 +28,9 @@ from synapse.core.models.base import Category, Change, Role, Source, normalize_t
 from synapse.core.models.chat import IngestIn, IngestOut
 from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
+from synapse.search import cache, corpus
 from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
-from synapse.services.memory import recall
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, conversations, db, keys, nuggets
 from synapse.store.keys import Space
@@ -80,8 +80,8 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
     if not any(m.role == Role.user for m in kept):
         return _nothing_new(skipped)
     # 3. one extraction call, shown the keys the mind already has: from the container's copy of the
-    # mind (recall's corpus, without vectors), which reads only what changed since the last ingest
-    known = recall.load_corpus(space, None)
+    # mind (the search corpus, without vectors), which reads only what changed since the last ingest
+    known = cache.load(space, None)
     existing = existing_for_prompt(known)
     api_key = gemini_key_for(space.user_id)
     extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
@@ -108,7 +108,7 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
     # 6. the identity line, when identity or preference memories changed
     identity_updated = False
     if any(n.category in IDENTITY_CATEGORIES for n in written):
-        after = {m.id: m for m in recall.memories_of(known, IDENTITY_CATEGORIES, space)}
+        after = {m.id: m for m in corpus.memories_of(known, IDENTITY_CATEGORIES, space)}
         after.update({m.id: m for m in written})
         identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
@@ -202,18 +202,12 @@ def _nothing_new(skipped: int) -> IngestOut:
     )
 
 
-def existing_for_prompt(known: recall.Corpus) -> list[llm.ExistingKey]:
+def existing_for_prompt(known: corpus.Corpus) -> list[llm.ExistingKey]:
     """The keys shown to the extractor: the categories whose keys are stable slots first, then the
     most recently updated others, bounded so the prompt stays small however many memories exist."""
-    ranked = sorted(
-        range(len(known)),
-        key=lambda i: (known.categories[i] not in PROMPT_CATEGORIES, -float(known.updated[i]), known.keys[i]),
-    )
     return [
-        llm.ExistingKey(
-            category=Category(known.categories[i]), key=known.keys[i], content=known.contents[i][:160]
-        )
-        for i in ranked[:PROMPT_MAX_KEYS]
+        llm.ExistingKey(category=Category(category), key=key, content=content[:160])
+        for category, key, content in corpus.recent_keys(known, PROMPT_CATEGORIES, PROMPT_MAX_KEYS)
     ]
 
 

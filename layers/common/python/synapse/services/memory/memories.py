@@ -324,16 +324,11 @@ def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[S
     """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
     if not query.strip():
         raise ValidationFailed.at(["query", "q"], "must not be blank")
-    from synapse.search.ranking import BM25, search_text, tokenize, top_k
+    from synapse.search import scoring
 
     memories = live(who, tag=tag)
-    terms = tokenize(query)
-    if not memories or not terms:
-        return []
-    index = BM25([tokenize(search_text(m.content, m.key, m.tags)) for m in memories])
-    scores = index.scores(terms)
-    best = [int(i) for i in top_k(scores, limit) if scores[int(i)] > 0]
-    return [ScoredMemory(**memories[i].model_dump(), score=round(float(scores[i]), 4)) for i in best]
+    best = scoring.full_text([(m.content, m.key, m.tags) for m in memories], query, limit)
+    return [ScoredMemory(**memories[i].model_dump(), score=round(score, 4)) for i, score in best]
 
 
 def parse_window(within: str) -> timedelta:
