@@ -1,5 +1,5 @@
-"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, end-to-end and the local
-server's throughput under 8 concurrent clients.
+"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, the fleet
+simulation, end-to-end and the local server's throughput under 8 concurrent clients.
 
     .venv/bin/python -m bench                 # the issue's sizes (1k/10k/100k), under 10 minutes
     .venv/bin/python -m bench --quick         # small sizes, a minute or two
@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "e2e", "throughput")
+SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "fleet", "e2e", "throughput")
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -72,6 +72,10 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) 
         from bench import chatturn
 
         return chatturn.run([1000] if quick else [1000, 10_000], repeat=5 if quick else 15, log=_log)
+    elif section == "fleet":
+        from bench import fleet
+
+        return fleet.run(quick, log=_log)
     elif section == "e2e":
         from bench import e2e
 

@@ -13,6 +13,7 @@ TARGETS = {
     "import_ms": 300.0,
     "layer_mb": 250.0,
     "throughput_speedup_gemini": 2.0,
+    "fleet_snapshot_ratio": 0.05,
 }
 
 
@@ -85,6 +86,66 @@ def _coldstart_rows(imp: dict[str, Any]) -> list[dict[str, Any]]:
                 r["pass"],
                 f"stack floor {floor} ms" if floor is not None else "",
                 _after_runtime(r) + heaviest,
+            )
+        )
+    return rows
+
+
+def _fleet_rows(fl: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per cell of the grid: read units per chat turn today and with snapshots (modelled), the share of
+    recalls on a container without the mind, dollars and latency; the container model's check."""
+    rows: list[dict[str, Any]] = []
+    limit = TARGETS["fleet_snapshot_ratio"]
+    for key, c in fl["grid"].items():
+        today, snap = c["today"], c["snapshot"]
+        target, note_target = "info", ""
+        if key == fl.get("target_cell"):
+            target = f"snapshot ≤ {limit:.0%} of today (judged once snapshots exist: issue item 2)"
+            within = "within" if c["ratio_rcu"] <= limit else "over"
+            note_target = f"model: {c['ratio_rcu'] * 100:.1f} %, {within}; "
+        rt, rs = today["recall_latency_ms"], snap["recall_latency_ms"]
+        rows.append(
+            _check(
+                f"fleet {today['users']:,} users × {today['memories']:,} memories: RCU per chat turn, "
+                "today → snapshot (modelled)",
+                f"mean {today['rcu_per_turn']['mean']:g} / p95 {today['rcu_per_turn']['p95']:g} → "
+                f"mean {snap['rcu_per_turn']['mean']:g} / p95 {snap['rcu_per_turn']['p95']:g} "
+                f"({c['ratio_rcu'] * 100:.1f} %)",
+                target,
+                None,
+                f"recalls on a container without the mind {today['cold_recall_share'] * 100:.0f} % "
+                f"(ingests {today['cold_ingest_share'] * 100:.0f} %)",
+                note_target + f"$ per 1M turns {today['dollars_per_million_turns']['total']:g} → "
+                f"{snap['dollars_per_million_turns']['total']:g}; recall p50/p95 "
+                f"{rt['p50']:g}/{rt['p95']:g} → {rs['p50']:g}/{rs['p95']:g} ms; "
+                f"S3 GETs/turn {snap['s3_per_turn']['gets']:g}",
+            )
+        )
+    for name, v in fl.get("sensitivity", {}).items():
+        rows.append(
+            _check(
+                f"fleet {fl.get('target_cell', '')}, {name}",
+                f"RCU/turn {v['rcu_today']:g} → {v['rcu_snapshot']:g} ({v['ratio_rcu'] * 100:.1f} %)",
+                "info",
+                None,
+                f"cold recalls {v['cold_recall_share'] * 100:.0f} %",
+                f"$ per 1M turns {v['dollars_today']:g} → {v['dollars_snapshot']:g}; "
+                f"snapshot PUTs/turn {v['s3_puts_per_turn']:g}",
+            )
+        )
+    lc = fl.get("local_check")
+    if lc:
+        pairs = zip(lc["simulated"], lc["local_pool"], strict=True)
+        first = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+        same = "same containers, cold starts and cache hits"
+        rows.append(
+            _check(
+                f"fleet model vs the local run's pool ({lc['requests']} scripted requests)",
+                same if lc["match"] else f"differs at request {first}",
+                "identical",
+                bool(lc["match"]),
+                f"local.functions.Pool, idle {lc['idle_s']:g} s; cache {lc['cache']}",
+                f"{lc['seconds']} s",
             )
         )
     return rows
@@ -329,6 +390,9 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{cu['ratio'] * 100:.1f} %",
             )
         )
+    fl = results.get("fleet")
+    if fl:
+        rows += _fleet_rows(fl)
     if ee and "write_loop" in ee:
         for n, r in ee["write_loop"].items():
             ratio = r["ratio"]
