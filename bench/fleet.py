@@ -5,7 +5,7 @@ sessions over a daily curve; each turn is a recall (`memory_recall`), then, afte
 an ingest (`memory_ingest`), each function with containers of its own, started and reused as Lambda
 does (one request at a time, an idle container reused if there is one, else a cold start; idle
 containers reclaimed after `idle_s`). Each container keeps minds' corpora in an LRU bounded in rows
-(recall.CACHE_MAX_ROWS), so a request lands on one of four paths: the mind unchanged (the version
+(search.cache.CACHE_MAX_ROWS), so a request lands on one of four paths: the mind unchanged (the version
 GetItem), a catch-up after writes (the change log + BatchGetItem of the changed memories), or a
 container without the mind (a cold load: today a full read of the partition; with a snapshot, one S3
 GET of the packed corpus + the change-log tail since its position). Every cost is a parameter
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import LAYER, RCU_BYTES, ROOT, item_size, query_cost
-from synapse.services.memory.recall import CACHE_MAX_ROWS, catch_up_limit
+from synapse.search.cache import CACHE_MAX_ROWS, catch_up_limit
 from synapse.store.changelog import RECENT, RECENT_MAX_IDS
 from synapse.store.keys import change_sk
 
@@ -119,7 +119,7 @@ class Model:
     query_ms: float = 8.0  # a small Query (the change log)
     page_ms: float = 30.0  # a 1 MB Query page on the wire
     # CPU (measured here): the service's parser 15.4 ms per page of 839 items; build_corpus 44.5 ms at
-    # 1k / 428 ms at 10k; recall.apply of one changed memory 0.61 ms at 1k / 2.8 ms at 10k; warm
+    # 1k / 428 ms at 10k; corpus.apply of one changed memory 0.61 ms at 1k / 2.8 ms at 10k; warm
     # scoring 0.21 ms at 1k / 1.56 ms at 10k
     parse_ms_per_item: float = 15.4 / 839
     build_ms_per_memory: float = 0.043
@@ -139,7 +139,7 @@ class Model:
     snapshot_header_bytes: int = 4096
     snapshot_every: int = 16  # writes after which the mind's snapshot is written again (a PUT)
     # a container that holds the mind but more than this many changed memories behind reads the
-    # snapshot instead of catching up (None: it catches up as today, up to recall.catch_up_limit)
+    # snapshot instead of catching up (None: it catches up as today, up to search.cache.catch_up_limit)
     snapshot_catch_up_max: int | None = None
     snapshot_decode_ms_per_memory: float = 0.005  # arrays and postings as stored, no tokenizing
     snapshot_encode_ms_per_memory: float = 0.01
@@ -331,7 +331,7 @@ class Lambda:
 
 
 class CorpusCache:
-    """A container's corpora, as recall._CorpusCache keeps them: LRU by rows, at least one kept. What
+    """A container's corpora, as search.cache.CorpusCache keeps them: LRU by rows, at least one kept. What
     is kept per mind is the change-log position it was read at."""
 
     __slots__ = ("_data", "max_rows", "rows")
@@ -770,14 +770,14 @@ def simulated_trace(script: Sequence[Step], idle_s: float, max_rows: int, rows: 
     return _trace(labels, new, hit)
 
 
-# the probe each local worker runs: the real corpus cache (recall._CorpusCache) with a small bound,
+# the probe each local worker runs: the real corpus cache (search.cache.CorpusCache) with a small bound,
 # then it waits until the check lets it finish (so that the check, not the machine, decides overlaps)
 PROBE = '''
 import os
 import time
 from pathlib import Path
 
-from synapse.services.memory import recall
+from synapse.search.cache import CorpusCache
 
 
 class Rows:
@@ -798,7 +798,7 @@ cache = None
 def handler(event, context):
     global cache
     if cache is None:
-        cache = recall._CorpusCache(event["max_rows"])
+        cache = CorpusCache(event["max_rows"])
     hit = cache.stale(event["user"], None) is not None
     if not hit or event["changed"]:
         cache.put(event["user"], Rows(event["rows"]))

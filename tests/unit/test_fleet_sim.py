@@ -12,7 +12,7 @@ import pytest
 from bench import fleet
 from bench.common import query_cost
 from bench.report import checks
-from synapse.services.memory import recall
+from synapse.search.cache import CorpusCache
 from synapse.store.changelog import RECENT, RECENT_MAX_IDS
 
 
@@ -137,7 +137,7 @@ def test_the_cache_model_evicts_as_the_services_corpus_cache_does() -> None:
             return self.rows
 
     rng = random.Random(7)
-    real = recall._CorpusCache(5_000)
+    real = CorpusCache(5_000)
     model = fleet.CorpusCache(5_000)
     for _ in range(2_000):
         mind, rows = rng.randrange(12), rng.choice((500, 1_000, 2_000))
