@@ -3,7 +3,7 @@ names unique per user (case-insensitive); the default mind is no item (it always
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +31,51 @@ class MindRecord:
     name: str
     description: str | None
     created_at: datetime
+
+
+@dataclass(eq=False)
+class Mind:
+    """The mind a request acts in: where its items are (`space`), and its record, read from the
+    table at most once per request (`record`), when the mind is resolved or on first need.
+
+    What is per mind beyond the space (its name, and the settings the next releases add) is read
+    from here, so that a request reads the mind's item once whichever services use it."""
+
+    space: Space
+    _record: MindRecord | None = field(default=None, repr=False)
+    _read: bool = field(default=False, repr=False)
+
+    @property
+    def user_id(self) -> str:
+        return self.space.user_id
+
+    @property
+    def mind_id(self) -> str:
+        return self.space.mind_id
+
+    @property
+    def is_default(self) -> bool:
+        return self.space.is_default
+
+    @property
+    def record(self) -> MindRecord | None:
+        """The mind's stored item; None for a mind that does not exist, and for the default mind
+        (which has none)."""
+        if not self._read:
+            self._record, self._read = get_mind(self.user_id, self.mind_id), True
+        return self._record
+
+    @property
+    def name(self) -> str:
+        """The default mind's name is the userId (nothing read); another's is its record's."""
+        if self.is_default:
+            return self.user_id
+        if self.record is None:
+            raise NotFound(NO_MIND)
+        return self.record.name
+
+
+NO_MIND = "No mind with that id."
 
 
 def _name_sk(name: str) -> str:

@@ -26,11 +26,11 @@ from synapse.core.models.chat import RecalledMemory, RecallIn, RecallOut
 from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.core.state import on_reset, per_container
-from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
 from synapse.services.memory.identity import current as current_identity
 from synapse.store import changelog, codec, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 PREFIX_DIMS = 128  # first pass over a large matrix: a prefix of the vector (Gemini embeddings are
 # Matryoshka-trained, so a prefix ranks nearly as well); the product reads 4 bytes × 128 a row
@@ -432,13 +432,13 @@ def _cache_key(space: Space) -> str:
     return space.user_id if space.is_default else f"{space.user_id}\x1f{space.mind_id}"
 
 
-def recall(who: Principal, body: RecallIn) -> RecallOut:
+def recall(who: Principal, mind: Mind, body: RecallIn) -> RecallOut:
     """The most relevant live memories for `query`, and the identity line."""
     from synapse.ai.embeddings import get_embedder
     from synapse.search.ranking import boost, relevance, tokenize, top_k
 
     who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     embedder = get_embedder(gemini_key_for(space.user_id))
     query_vec: Future[np.ndarray] | None = None
     model_key = None
