@@ -40,6 +40,7 @@ message is read."""
             202: no_content("Accepted: the message was a notification"),
         },
         body=True,
+        bad_request="an MCP-Protocol-Version this server does not speak (MCP answers it with 400)",
     ),
 )
 def mcp(

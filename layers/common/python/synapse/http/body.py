@@ -1,5 +1,5 @@
 """A request's body as the contract reads it: at most 256 KiB, UTF-8 JSON at most 64 levels deep,
-numbers that JSON has (no NaN or Infinity). Parsed once: the resolver reuses the value
+numbers that JSON has (no NaN or Infinity), and an object. Parsed once: the resolver reuses the value
 (`json_body`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from itertools import accumulate
 from typing import Any
 
-from synapse.core.errors import InvalidJson, PayloadTooLarge
+from synapse.core.errors import InvalidJson, PayloadTooLarge, ValidationFailed
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_JSON_DEPTH = 64
@@ -37,11 +37,15 @@ def raw(event: dict[str, Any]) -> bytes:
 
 
 def accept(event: dict[str, Any], data: bytes) -> None:
-    """Parse a body that is not empty (InvalidJson), and hand it to the resolver as JSON text,
-    whatever its label said."""
+    """Parse a body that is not empty (InvalidJson, or ValidationFailed for JSON that is not an
+    object), and hand it to the resolver as JSON text, whatever its label said."""
     if not data:
         return
     value = parse_json(data)
+    if not isinstance(value, dict):
+        # every body of the contract is an object; Powertools would validate an array against the
+        # body's model by its first element and drop the rest without a word
+        raise ValidationFailed.at(["body"], f"must be a JSON object, not {_kind(value)}")
     text = data.decode("utf-8")
     # JSON is read whatever the label (curl -d sends form-urlencoded)
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
@@ -49,6 +53,16 @@ def accept(event: dict[str, Any], data: bytes) -> None:
     event["headers"] = headers
     event["body"], event["isBase64Encoded"] = text, False
     _parsed.set((text, value))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "null" if value is None else "a number"
 
 
 def json_body(text: str) -> Any:
@@ -81,6 +95,16 @@ def _not_a_json_number(name: str) -> Any:
     raise InvalidJson(f"The body is not valid JSON: {name} is not a JSON number.")
 
 
+def _integer(digits: str) -> int | float:
+    """A JSON integer. Past Python's limit on the digits int() reads (4,300 by default: converting
+    is quadratic in them) it is read as a float, which is infinite there, like `1e999`: JSON allows
+    the number, and a field with bounds refuses it (422) at no more cost than reading it."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def parse_json(data: bytes) -> Any:
     """The body as JSON, as the contract reads it, or InvalidJson: UTF-8 only, at most 64 levels deep,
     and no NaN or Infinity (Python's json module reads them; JSON has no such numbers)."""
@@ -94,7 +118,7 @@ def parse_json(data: bytes) -> Any:
     if json_depth(text) > MAX_JSON_DEPTH:
         raise too_deep
     try:
-        return json.loads(text, parse_constant=_not_a_json_number)
+        return json.loads(text, parse_constant=_not_a_json_number, parse_int=_integer)
     except RecursionError as exc:  # (the scan above makes this unreachable; kept as a guard)
         raise too_deep from exc
     except ValueError as exc:

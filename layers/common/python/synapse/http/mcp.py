@@ -23,9 +23,10 @@ from mangum import Mangum
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from synapse.core.errors import NotFound, SynapseError, Unauthorized, ValidationFailed
+from synapse.core.errors import InvalidJson, NotFound, SynapseError, Unauthorized, ValidationFailed
 from synapse.core.models.base import Body, Scope
 from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
 from synapse.core.models.memory import MemoryIn
@@ -268,15 +269,28 @@ def server() -> Server[Any]:
 # --- one HTTP request ------------------------------------------------------------------------------
 
 _ACCEPT = "application/json, text/event-stream"
+VERSION_HEADER = "mcp-protocol-version"
+# every revision the SDK serves: the handshake era (initialize) and the stateless one
+VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
 def serve(
     event: dict[str, Any], lambda_context: Any, who: Principal, mind: Mind
 ) -> tuple[int, dict[str, str], str]:
-    """One POST /mcp (already authenticated, its body checked as JSON), for the caller and
+    """One POST /mcp (already authenticated, its body checked as one JSON object), for the caller and
     the mind resolved for this request: the SDK's answer as status, headers and body. Its HTTP
     errors are put in the contract's envelope, like every other route's."""
-    headers = event.setdefault("headers", {})
+    headers = event["headers"] = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    version = headers.get(VERSION_HEADER)
+    if version is not None and version not in VERSIONS:
+        # the transport's rule (MCP 2025-06-18 and later): an unsupported version is 400 Bad Request;
+        # the contract has one code for 400
+        return _error(
+            InvalidJson(
+                "The MCP-Protocol-Version header names a version this server does not speak.",
+                details=[{"loc": ["header", VERSION_HEADER], "msg": f"must be one of {', '.join(VERSIONS)}"}],
+            )
+        )
     accept = headers.get("accept", "")
     if "application/json" not in accept or "text/event-stream" not in accept:
         # the transport wants both named; the answer is JSON either way (curl, generated clients)
@@ -314,13 +328,19 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 
 def _protocol_error(status: int, body: str) -> tuple[int, dict[str, str], str]:
-    """The transport refused the request before any tool ran (a JSON-RPC message it cannot take)."""
+    """The transport refused the request before any tool ran (a JSON-RPC message it cannot take):
+    the envelope, with the SDK's reason as the detail (its first line: no validation dump)."""
     try:
-        message = str(json.loads(body)["error"]["message"])
+        reason = str(json.loads(body)["error"]["message"])
     except (ValueError, KeyError, TypeError):
-        message = "The request is not an MCP message this endpoint takes."
+        reason = "not an MCP message this endpoint takes"
+    if reason.startswith("Validation error:"):  # the SDK's pydantic dump: what it says, in a clause
+        reason = "not a JSON-RPC request, notification or response"
+    reason = (reason.strip().splitlines() or ["not an MCP message"])[0][:300]
     err: SynapseError = (
-        ValidationFailed(f"Not an MCP request this endpoint takes: {message}")
+        ValidationFailed(
+            "Not an MCP message this endpoint takes.", details=[{"loc": ["body"], "msg": reason}]
+        )
         if status in (400, 406, 415, 422)
         else NotFound("No such MCP session or method.")
         if status in (404, 405)

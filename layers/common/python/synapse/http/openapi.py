@@ -64,6 +64,7 @@ def responses(
     params: bool = True,
     not_found: str | None = None,
     conflict: str | None = None,
+    bad_request: str | None = None,
 ) -> dict[int, OpenAPIResponse]:
     """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
     the route's return type), and the errors that kind of route can answer, in the envelope.
@@ -71,13 +72,14 @@ def responses(
     access: public (no token), any (any valid token), read / write (the scope a key needs), user (JWTs only).
     body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
     not_found / conflict: what a 404 / 409 means on this route, when it can answer one.
+    bad_request: what else a 400 means on this route.
     """
     answers: dict[int, OpenAPIResponse] = {}
     for status, answer in (ok or {200: "OK"}).items():
         answers[status] = {"description": answer} if isinstance(answer, str) else answer
     errors: dict[int, str] = {}
     if body:
-        errors[400] = _ERRORS[400]
+        errors[400] = _ERRORS[400] + (f"; or {bad_request}" if bad_request else "")
     if access != "public":
         errors[401] = _ERRORS[401]
         errors[403] = _FORBIDDEN[access]

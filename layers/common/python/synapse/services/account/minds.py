@@ -54,24 +54,22 @@ def create(who: Principal, body: MindIn) -> MindOut:
 def list_all(who: Principal) -> MindList:
     """GET /minds: every mind, the default one first, with its number of memories."""
     who.require_user()
-    default = MindInfo(
-        mind_id=DEFAULT_MIND,
-        name=who.user_id,
-        description=None,
-        created_at=utcnow(),
-        memories=minds.count_memories(Space(who.user_id)),
+    stored = minds.list_minds(who.user_id)
+    default = next((m for m in stored if m.mind_id == DEFAULT_MIND), None)
+    if default is None:  # the first time: when the default mind was first seen is kept from now on
+        default = minds.default_mind(who.user_id)
+    return MindList(
+        minds=[
+            MindInfo(
+                mind_id=m.mind_id,
+                name=m.name,
+                description=m.description,
+                created_at=m.created_at,
+                memories=minds.count_memories(Space(who.user_id, m.mind_id)),
+            )
+            for m in [default, *(m for m in stored if m.mind_id != DEFAULT_MIND)]
+        ]
     )
-    others = [
-        MindInfo(
-            mind_id=m.mind_id,
-            name=m.name,
-            description=m.description,
-            created_at=m.created_at,
-            memories=minds.count_memories(Space(who.user_id, m.mind_id)),
-        )
-        for m in minds.list_minds(who.user_id)
-    ]
-    return MindList(minds=[default, *others])
 
 
 def delete(who: Principal, mind_id: str) -> None:
