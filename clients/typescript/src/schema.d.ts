@@ -1401,7 +1401,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity); or an MCP-Protocol-Version this server does not speak (MCP answers it with 400) */
             400: {
                 headers: {
                     [name: string]: unknown;

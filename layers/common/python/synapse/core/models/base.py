@@ -301,7 +301,7 @@ class Deleted(Model):
     deleted: int
 
 
-# --- the error envelope (documentation: api builds the answers) ----------------------------------
+# --- the error envelope (documentation: http.envelope builds the answers) -----------------------
 
 
 def _no_default(schema: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from synapse.core.models.base import (
     Change,
     Confidence,
     Content,
+    JsonInt,
     MemoryKey,
     Model,
     Priority,
@@ -71,7 +72,7 @@ class MemoryHistory(Model):
 
 
 class RestoreIn(Body):
-    version: int = Field(ge=1, strict=True)
+    version: JsonInt = Field(ge=1)
 
 
 class MemoryIn(Body):

@@ -29,11 +29,12 @@ from synapse.core.models.chat import IngestIn, IngestOut
 from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.search import cache, corpus
-from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
+from synapse.services.memory import writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, conversations, db, keys, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200
@@ -180,10 +181,7 @@ def _change(
         content=nugget.content,
         tags=normalize_tags(nugget.tags)[:20],
         priority=nugget.priority,
-        # written by the service on the caller's behalf: an agent's memory, unverified
-        source=Source.agent,
-        verified=False,
-        confidence=nugget.confidence,
+        **writers.EXTRACTION.stamp(nugget.confidence),
         expires_at=old.expires_at if old else None,
         user_id=space.user_id,
         session_id=session_id,
@@ -235,7 +233,7 @@ def _run(identity: dict[str, str], space: Space, body: IngestIn) -> IngestOut:
     return ingest(space, body, identity["request"])
 
 
-def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> IngestOut:
+def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | None) -> IngestOut:
     """POST /memory/ingest: `ingest`, once per request; a retry within an hour gets the first answer.
 
     Records live in the user's own partition of the idempotency table (`static_pk_value`), so
@@ -243,7 +241,7 @@ def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> Inges
     (cheap: the container's one DynamoDB client is reused).
     """
     who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     digest = body_digest(body)
     persistence = DynamoDBPersistenceLayer(
         table_name=settings().idempotency_table,
