@@ -124,6 +124,30 @@ def test_ingest_identity_and_summaries_are_per_mind(call: Call) -> None:
     assert len(chunks(bot)) == 1 and chunks(ALICE) == []
 
 
+def test_the_same_turns_sent_to_two_minds_are_two_ingests(call: Call) -> None:
+    # Given the same turns of one user, sent within the hour to the default mind and to another one
+    mind_id = make_mind(call, "Travel agent")["json"]["mind_id"]
+    body = {
+        "sessionId": "s1",
+        "messages": [{"role": "user", "content": "My name is Somchai and I live in Chiang Mai"}],
+    }
+    first = call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE)
+    # When the second one arrives (the idempotency records of both are in alice's partition)
+    second = call(
+        "memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE, headers={"x-mind-id": mind_id}
+    )
+    # Then each mind ingested them: the second answer is its own, not the first one replayed
+    assert first["statusCode"] == second["statusCode"] == 200
+    assert {m["mind_id"] for m in first["json"]["nuggets"]} == {"default"}
+    assert {m["mind_id"] for m in second["json"]["nuggets"]} == {mind_id}
+    assert listed(call, ALICE, {"x-mind-id": mind_id})["json"]["memories"]
+    # And a retry in the second mind is still answered once
+    again = call(
+        "memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE, headers={"x-mind-id": mind_id}
+    )
+    assert again["json"] == second["json"]
+
+
 def test_a_mind_key_cannot_reach_another_mind_and_unknown_minds_are_not_found(call: Call) -> None:
     one = make_mind(call, "one")["json"]["mind_id"]
     two = make_mind(call, "two")["json"]["mind_id"]

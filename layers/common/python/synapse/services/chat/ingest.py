@@ -217,9 +217,11 @@ def _dedupe(extracted: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugge
 
 # --- retries: Powertools idempotency ------------------------------------------------------------
 # The record's key is the request identity; with a client key, the content must match too.
-_BY_CONTENT = IdempotencyConfig(expires_after_seconds=3600, event_key_jmespath="request")
+# The records are kept in the user's partition, so the mind is part of the key: the same turns sent to
+# two minds are two ingests, each stored in its own mind.
+_BY_CONTENT = IdempotencyConfig(expires_after_seconds=3600, event_key_jmespath="[mind, request]")
 _BY_CLIENT_KEY = IdempotencyConfig(
-    expires_after_seconds=3600, event_key_jmespath="request", payload_validation_jmespath="content"
+    expires_after_seconds=3600, event_key_jmespath="[mind, request]", payload_validation_jmespath="content"
 )
 
 
@@ -256,7 +258,7 @@ def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | No
         config=_BY_CLIENT_KEY if client_key else _BY_CONTENT,
         output_serializer=PydanticSerializer(model=IngestOut),
     )
-    identity = {"request": request_id(digest, client_key), "content": digest}
+    identity = {"mind": space.mind_id, "request": request_id(digest, client_key), "content": digest}
     try:
         result: IngestOut = once(identity=identity, space=space, body=body)
     except IdempotencyAlreadyInProgressError as exc:
