@@ -12,7 +12,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from synapse.core.errors import Conflict, NotFound
-from synapse.core.models.base import DEFAULT_MIND, iso, parse_iso, utcnow
+from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, iso, parse_iso, utcnow
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (
@@ -35,6 +35,10 @@ class MindRecord:
     name: str
     description: str | None
     created_at: datetime
+    # settings (PATCH /minds/{mindId}): relative dates and periods are read in `timezone`; with
+    # `review_agent_changes`, an agent's change of a verified memory waits for a person's yes
+    timezone: str = DEFAULT_TIMEZONE
+    review_agent_changes: bool = True
 
 
 @dataclass(eq=False)
@@ -70,6 +74,16 @@ class Mind:
         return self._record
 
     @property
+    def timezone(self) -> str:
+        """The mind's IANA timezone (UTC unless set): where "yesterday" and "last week" are read."""
+        return self.record.timezone if self.record is not None else DEFAULT_TIMEZONE
+
+    @property
+    def review_agent_changes(self) -> bool:
+        """Whether an agent's change of a verified memory becomes a proposal (the default)."""
+        return self.record.review_agent_changes if self.record is not None else True
+
+    @property
     def name(self) -> str:
         """The default mind's name is the userId (nothing read); another's is its record's."""
         if self.is_default:
@@ -95,6 +109,7 @@ def put_mind(user_id: str, record: MindRecord) -> None:
     }
     if record.description:
         item["description"] = s(record.description)
+    item.update(_settings(record))
     guard = {**db.key(user_pk(user_id), _name_sk(record.name)), "mind_id": s(record.mind_id)}
     actions: list[dict[str, Any]] = [
         {"Put": {"TableName": db.table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}},
@@ -102,6 +117,16 @@ def put_mind(user_id: str, record: MindRecord) -> None:
     ]
     if not db.won(actions):
         raise Conflict("A mind with that name exists already.")
+
+
+def _settings(record: MindRecord) -> dict[str, Any]:
+    """The settings' attributes (defaults are not stored: a mind without them has the defaults)."""
+    out: dict[str, Any] = {}
+    if record.timezone != DEFAULT_TIMEZONE:
+        out["timezone"] = s(record.timezone)
+    if not record.review_agent_changes:
+        out["review_agent_changes"] = {"BOOL": False}
+    return out
 
 
 def mind_from_item(raw: dict[str, Any]) -> MindRecord:
@@ -112,6 +137,8 @@ def mind_from_item(raw: dict[str, Any]) -> MindRecord:
         name=raw["name"] if "name" in raw else str(raw["pk"]).removeprefix(user_pk("")),
         description=raw.get("description"),
         created_at=parse_iso(raw["created_at"]),
+        timezone=raw.get("timezone") or DEFAULT_TIMEZONE,
+        review_agent_changes=bool(raw.get("review_agent_changes", True)),
     )
 
 
