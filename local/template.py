@@ -1,4 +1,5 @@
-"""Read template.yaml: functions, HTTP routes, the authorizer, event rules, tables, bus and key.
+"""Read template.yaml: functions, HTTP routes, the authorizer, event rules and stream triggers, tables,
+bus and key.
 
 The template is the one source of truth for the local run: there is no second route table in code.
 """

@@ -321,7 +321,10 @@ def test_change_events_come_from_the_tables_stream_in_order_with_a_dead_letter_q
     assert stream["BisectBatchOnFunctionError"] is True
     # what is given up on goes to a queue of the stack (SAM grants SendMessage from its Type)
     on_failure = stream["DestinationConfig"]["OnFailure"]
-    assert on_failure == {"Type": "SQS", "Destination": {"Fn::GetAtt": ["ChangeEventsDeadLetterQueue", "Arn"]}}
+    assert on_failure == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["ChangeEventsDeadLetterQueue", "Arn"]},
+    }
     assert template["Resources"]["ChangeEventsDeadLetterQueue"]["Type"] == "AWS::SQS::Queue"
     # only new change-log entries reach it (the filter), and the pattern is JSON
     (flt,) = stream["FilterCriteria"]["Filters"]
