@@ -369,8 +369,18 @@ def test_a_position_past_what_is_kept_is_410_gone(call: Call, monkeypatch: pytes
         # Then a position before them is gone, and 0 starts at the oldest kept (none)
         assert feed(call, alice, after=1)["statusCode"] == 410
         assert feed(call, alice, after=0)["json"]["changes"] == []
+    # And when only the oldest has expired, 0 starts after it
+    ddb, space = boto3.client("dynamodb"), Space("alice")
+    ddb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": space.pk}, "sk": {"S": "chg:000000000001"}},
+        UpdateExpression="SET #t = :past",
+        ExpressionAttributeNames={"#t": "ttl"},
+        ExpressionAttributeValues={":past": {"N": str(int(time.time()) - 1)}},
+    )
+    assert [r["seq"] for r in feed(call, alice, after=0)["json"]["changes"]] == [2, 3]
+    assert feed(call, alice, after=0)["json"]["next_after"] == 3
     # And once one is deleted, a position whose next entry is absent is gone too
-    space = Space("alice")
     boto3.client("dynamodb").delete_item(
         TableName=TABLE, Key={"pk": {"S": space.pk}, "sk": {"S": "chg:000000000002"}}
     )

@@ -337,13 +337,14 @@ def after(space: Space, position: int, rows: int) -> Page:
     count, last, first = 0, position, True
     for item in db.items(query):
         entry = decode(item)
-        if entry.expires and entry.expires <= clock:
-            if position > 0:
+        if first:  # expiry follows seq: the first entry read decides
+            if entry.expires and entry.expires <= clock:
+                if position > 0:
+                    raise Gone(GONE)
+                continue  # from the oldest kept
+            if position > 0 and entry.seq != position + 1:
                 raise Gone(GONE)
-            continue
-        if first and position > 0 and entry.seq != position + 1:
-            raise Gone(GONE)
-        first = False
+            first = False
         size = len(entry.memory_changes())
         if entries and count + size > rows:
             break
