@@ -215,7 +215,8 @@ class LocalStreams:
                     continue
                 self.seqs[source.name] += 1
                 seq = self.seqs[source.name]
-                numbered = {**record, "dynamodb": {**record["dynamodb"], "SequenceNumber": f"{seq:021d}"}}
+                stream = {**record["dynamodb"], "SequenceNumber": f"{seq:021d}", "SizeBytes": len(repr(item))}
+                numbered = {**record, "dynamodb": stream}
                 out.append((STREAM_OP, {"source": source.name, "seq": seq, "record": numbered}))
         return out
 
@@ -264,7 +265,6 @@ class LocalStreams:
             "dynamodb": {
                 "ApproximateCreationDateTime": int(time.time()),
                 **image,
-                "SizeBytes": len(repr(item)),
                 "StreamViewType": view,
             },
             "eventSourceARN": f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{table}/stream/local",
