@@ -85,6 +85,7 @@ ROUTES: dict[str, Route] = {
     "GET /memory/by-tag": Route("memory_by_tag", "read", query={"tag": "secret"}),
     "GET /memory/search": Route("memory_search", "read", query={"q": "launch"}),
     "GET /memory/expiring": Route("memory_expiring", "read", query={"within": "30d"}),
+    "GET /memory/changes": Route("memory_changes", "read", query={"after": "0"}),
     "POST /memory/ingest": Route(
         "memory_ingest",
         "write",
