@@ -25,6 +25,9 @@ from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
     NUGGET,
+    TIMELINE_INDEX,
+    TIMELINE_PK,
+    TIMELINE_SK,
     Space,
     history_prefix,
     history_sk,
@@ -32,6 +35,9 @@ from synapse.store.keys import (
     memory_id,
     nugget_id,
     nugget_sk,
+    timeline_id,
+    timeline_pk,
+    timeline_sk,
 )
 
 # The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes;
@@ -185,6 +191,11 @@ def _update(space: Space, change: Write) -> dict[str, Any]:
         else:
             values[f":a{i}"] = attr(value)
             sets.append(f"#a{i} = :a{i}")
+    # the memory's place in the timeline index (unchanged keys cost the index no write)
+    names.update({"#tlp": TIMELINE_PK, "#tls": TIMELINE_SK})
+    values[":tlp"] = s(timeline_pk(space))
+    values[":tls"] = s(timeline_sk(iso(change.memory.when), change.memory.id))
+    sets += ["#tlp = :tlp", "#tls = :tls"]
     if change.vector is not None:
         vec = change.vector
         values.update({":emb": {"B": vec.data}, ":embm": s(vec.model), ":embd": n(vec.dim)})
@@ -528,9 +539,11 @@ def read_columns(space: Space) -> Columns:
     return columns(items)
 
 
-def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Item]:
-    """Some nugget items of a mind, consistent, in id order (BatchGetItem, 100 keys a call); an id
-    with no memory is left out."""
+def _batch_get(
+    space: Space, ids: Sequence[str], projection: str, *, consistent: bool = True
+) -> list[db.Item]:
+    """Some nugget items of a mind, in id order (BatchGetItem, 100 keys a call); an id with no memory
+    is left out."""
     found: list[db.Item] = []
     keys = [db.key(space.pk, space.sk(nugget_sk(i))) for i in dict.fromkeys(ids)]
     for start in range(0, len(keys), 100):
@@ -539,7 +552,7 @@ def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Ite
                 "Keys": keys[start : start + 100],
                 "ProjectionExpression": projection,
                 "ExpressionAttributeNames": _NAMES,
-                "ConsistentRead": True,
+                "ConsistentRead": consistent,
             }
         }
         attempt = 0
@@ -566,3 +579,62 @@ def read_columns_of(space: Space, ids: Sequence[str]) -> Columns:
 def stored_of(space: Space, ids: Sequence[str]) -> dict[str, Stored]:
     """Some memories of a mind with their revisions, by id (the ones that exist)."""
     return {(st := from_item(space, item)).memory.id: st for item in _batch_get(space, ids, _ATTRS)}
+
+
+# --- the timeline: memories in the order of their moment ----------------------------------------------
+
+
+def timeline(
+    space: Space,
+    start: datetime | None,
+    end: datetime | None,
+    *,
+    after: str | None,
+    live_at: datetime,
+    page_size: int,
+) -> Iterator[tuple[str, Memory]]:
+    """A mind's live memories whose moment (`valid_at`, else `created_at`) is in `[start, end)`, oldest
+    first, each with its place in the timeline (a page's cursor), from just past the place `after`;
+    `page_size` places are read at a time (what the caller means to take, so a page reads no more).
+
+    It reads the timeline index (keys only, a few bytes a memory) a page at a time, then those
+    memories by BatchGetItem: the read costs what the caller takes, not the mind's size. The index is
+    eventually consistent, so what it names is checked again on the memory read: one deleted since is
+    left out, one whose moment moved out of the range too. BadCursor for an `after` this did not make."""
+    low = iso(start) if start is not None else "0"
+    high = iso(end) if end is not None else "~"  # "~" sorts after every ISO timestamp
+    query: dict[str, Any] = {
+        "TableName": db.table(),
+        "IndexName": TIMELINE_INDEX,
+        "KeyConditionExpression": "#p = :p AND #s BETWEEN :lo AND :hi",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+        "ExpressionAttributeValues": {":p": s(timeline_pk(space)), ":lo": s(low), ":hi": s(high)},
+        "Limit": page_size,
+    }
+    if after is not None:
+        mem_id = timeline_id(after)
+        if not mem_id:
+            raise BadCursor
+        query["ExclusiveStartKey"] = {
+            **db.key(space.pk, space.sk(nugget_sk(mem_id))),
+            TIMELINE_PK: s(timeline_pk(space)),
+            TIMELINE_SK: s(after),
+        }
+    while True:
+        with db.translate():
+            page = db.client().query(**query)
+        places = [item[TIMELINE_SK]["S"] for item in page.get("Items", [])]
+        found = {
+            (st := from_item(space, item)).memory.id: st.memory
+            for item in _batch_get(space, [timeline_id(p) for p in places], _ATTRS, consistent=False)
+        }
+        for place in places:
+            memory = found.get(timeline_id(place))
+            if memory is None or not memory.is_live(live_at):
+                continue
+            if (start is not None and memory.when < start) or (end is not None and memory.when >= end):
+                continue
+            yield place, memory
+        if "LastEvaluatedKey" not in page:
+            return
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
