@@ -75,11 +75,6 @@ def test_the_default_mind_takes_a_timezone_and_every_minds_answer_shows_it(call:
     listed = minds(call)["default"]
     assert (listed["timezone"], listed["review_agent_changes"]) == ("Asia/Bangkok", False)
     assert listed["created_at"] == answer["json"]["created_at"]
-    # and GET /me/export keeps the mind's settings
-    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]["minds"]
-    assert [(m["mind_id"], m["timezone"], m["review_agent_changes"]) for m in exported] == [
-        ("default", "Asia/Bangkok", False)
-    ]
     # And null brings the defaults back
     back = patch_mind(call, "default", {"timezone": None, "review_agent_changes": None})
     assert (back["json"]["timezone"], back["json"]["review_agent_changes"]) == ("UTC", True)
@@ -94,6 +89,11 @@ def test_post_minds_takes_and_answers_the_settings(call: Call) -> None:
     assert made["statusCode"] == 201, made
     assert (made["json"]["timezone"], made["json"]["review_agent_changes"]) == ("Asia/Bangkok", True)
     assert minds(call)[made["json"]["mind_id"]]["timezone"] == "Asia/Bangkok"
+    # and GET /me/export keeps each mind's settings
+    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]["minds"]
+    assert [(m["name"], m["timezone"], m["review_agent_changes"]) for m in exported] == [
+        ("ผู้ช่วย", "Asia/Bangkok", True)
+    ]
     # And a mind made without settings answers the defaults
     plain = call("minds_create", "POST", "/minds", body={"name": "plain"}, who=ALICE)["json"]
     assert (plain["timezone"], plain["review_agent_changes"]) == ("UTC", True)
