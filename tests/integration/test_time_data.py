@@ -10,7 +10,7 @@ import pytest
 
 from harness.lambdas import ALICE, user
 from synapse.core.models.base import iso
-from tests.conftest import Call
+from tests.conftest import TABLE, Call
 
 BOB = user("bob")
 
@@ -359,3 +359,37 @@ def test_a_cursor_of_another_list_is_422(call: Call) -> None:
     assert cursor
     # When it is given to the timeline, then it is refused
     assert_invalid(timeline(call, cursor=cursor), ["query", "cursor"])
+
+
+def test_memories_stored_before_the_index_are_placed_by_the_backfill(call: Call, aws: Any) -> None:
+    # Given memories in two minds whose items have no timeline place (as before this release)
+    from synapse.store import nuggets
+    from synapse.store.keys import TIMELINE_PK, TIMELINE_SK
+
+    other = call("minds_create", "POST", "/minds", body={"name": "old"}, who=ALICE)["json"]["mind_id"]
+    remember(call, "later", "ทีหลัง", valid_at="2025-06-02T00:00:00Z")
+    remember(call, "earlier", "ก่อนหน้า", valid_at="2025-06-01T00:00:00Z")
+    remember(call, "undated", "no date")
+    remember(
+        call, "there", "in the other mind", valid_at="2025-06-03T00:00:00Z", headers={"x-mind-id": other}
+    )
+    table = TABLE
+    for item in aws.scan(TableName=table)["Items"]:
+        if TIMELINE_PK in item:
+            aws.update_item(
+                TableName=table,
+                Key={"pk": item["pk"], "sk": item["sk"]},
+                UpdateExpression="REMOVE #p, #s",
+                ExpressionAttributeNames={"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+            )
+    assert timeline(call)["json"]["memories"] == []
+    # When the backfill runs (twice)
+    placed = nuggets.backfill_timeline()
+    again = nuggets.backfill_timeline()
+    # Then every memory, and only memories, got its place once; the timelines are whole again
+    assert (placed, again) == (4, 0)
+    assert [m["key"] for m in timeline(call)["json"]["memories"]] == ["earlier", "later", "undated"]
+    assert [m["key"] for m in timeline(call, headers={"x-mind-id": other})["json"]["memories"]] == ["there"]
+    # and no history item or other item has a place
+    placed_items = [i for i in aws.scan(TableName=table)["Items"] if TIMELINE_PK in i]
+    assert len(placed_items) == 4 and all("nug:" in i["sk"]["S"] for i in placed_items)

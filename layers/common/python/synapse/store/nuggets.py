@@ -16,6 +16,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from synapse.core.errors import NotFound
 from synapse.core.models.base import PRIORITY_RANK, Category, Priority, Source, iso, parse_iso
 from synapse.core.models.base import Change as ChangeKind
@@ -35,9 +37,11 @@ from synapse.store.keys import (
     memory_id,
     nugget_id,
     nugget_sk,
+    parse_sk,
     timeline_id,
     timeline_pk,
     timeline_sk,
+    user_of,
 )
 
 # The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes;
@@ -638,3 +642,51 @@ def timeline(
         if "LastEvaluatedKey" not in page:
             return
         query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def backfill_timeline() -> int:
+    """Give the memories stored before the timeline index existed their place in it (a one-off scan of
+    the table, after an upgrade; every write since sets it). Each update is conditional on the memory
+    still having no place, so a write landing meanwhile wins; it takes no version and logs no change
+    (the index keys are not the memory's content: no event, no cache moves). Returns how many memories
+    it placed."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table(),
+        "FilterExpression": (
+            "attribute_not_exists(#p) AND attribute_exists(created_at) AND attribute_exists(#k)"
+        ),
+        "ProjectionExpression": "pk, sk, created_at, valid_at",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#k": "key"},
+    }
+    placed = 0
+    while True:
+        with db.translate():
+            page = db.client().scan(**kwargs)
+        for item in page.get("Items", []):
+            raw = plain_item(item)
+            key = parse_sk(raw["sk"])
+            if key.kind != "nugget" or not str(raw["pk"]).startswith("mem:"):
+                continue
+            space = Space(user_of(raw["pk"]), key.mind_id)
+            moment = raw.get("valid_at") or raw["created_at"]
+            try:
+                with db.translate():
+                    db.client().update_item(
+                        TableName=db.table(),
+                        Key={"pk": item["pk"], "sk": item["sk"]},
+                        UpdateExpression="SET #p = :p, #s = :s",
+                        ConditionExpression="attribute_exists(sk) AND attribute_not_exists(#p)",
+                        ExpressionAttributeNames={"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+                        ExpressionAttributeValues={
+                            ":p": s(timeline_pk(space)),
+                            ":s": s(timeline_sk(iso(parse_iso(moment)), key.name)),
+                        },
+                    )
+            except ClientError as exc:
+                if not db.is_condition_failure(exc):
+                    raise
+                continue
+            placed += 1
+        if "LastEvaluatedKey" not in page:
+            return placed
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
