@@ -665,9 +665,13 @@ def backfill_timeline() -> int:
         for item in page.get("Items", []):
             raw = plain_item(item)
             key = parse_sk(raw["sk"])
-            if key.kind != "nugget" or not str(raw["pk"]).startswith("mem:"):
+            try:
+                user_id = user_of(raw["pk"])  # (API key lookups live outside users' partitions)
+            except ValueError:
                 continue
-            space = Space(user_of(raw["pk"]), key.mind_id)
+            if key.kind != "nugget":
+                continue
+            space = Space(user_id, key.mind_id)
             moment = raw.get("valid_at") or raw["created_at"]
             try:
                 with db.translate():
