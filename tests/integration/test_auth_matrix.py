@@ -80,6 +80,9 @@ ROUTES: dict[str, Route] = {
     "POST /minds": Route("minds_create", "user", body={"name": "another mind"}, ok=201),
     "GET /minds": Route("minds_list", "user"),
     "DELETE /minds/{mindId}": Route("minds_delete", "user", path_params={"mindId": "m_0123456789ab"}, ok=404),
+    "PATCH /minds/{mindId}": Route(
+        "minds_update", "user", body={"timezone": "Asia/Bangkok"}, path_params={"mindId": "default"}
+    ),
     "POST /memory/{id}/restore": Route(
         "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}
     ),
@@ -88,6 +91,7 @@ ROUTES: dict[str, Route] = {
     "GET /memory/search": Route("memory_search", "read", query={"q": "launch"}),
     "GET /memory/expiring": Route("memory_expiring", "read", query={"within": "30d"}),
     "GET /memory/changes": Route("memory_changes", "read", query={"after": "0"}),
+    "GET /memory/timeline": Route("memory_timeline", "read", query={"limit": "10"}),
     "POST /memory/ingest": Route(
         "memory_ingest",
         "write",

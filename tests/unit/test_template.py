@@ -24,9 +24,11 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_verify": {("POST", "/memory/{id}/verify")},
     "memory_history": {("GET", "/memory/{id}/history")},
     "memory_changes": {("GET", "/memory/changes")},
+    "memory_timeline": {("GET", "/memory/timeline")},
     "minds_create": {("POST", "/minds")},
     "minds_list": {("GET", "/minds")},
     "minds_delete": {("DELETE", "/minds/{mindId}")},
+    "minds_update": {("PATCH", "/minds/{mindId}")},
     "memory_restore": {("POST", "/memory/{id}/restore")},
     "memory_recall_text": {("GET", "/memory/recall")},
     "memory_by_tag": {("GET", "/memory/by-tag")},
@@ -65,6 +67,7 @@ READ_ONLY = {
     "memory_context",
     "memory_history",
     "memory_changes",
+    "memory_timeline",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -346,7 +349,15 @@ def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(temp
     # Then it is pk/sk strings, on demand, TTL on `ttl`, point-in-time recovery and encryption on
     assert table["Type"] == "AWS::DynamoDB::Table"
     assert keys == {"pk": "HASH", "sk": "RANGE"}
-    assert types == {"pk": "S", "sk": "S"}
+    assert types == {"pk": "S", "sk": "S", "tl_pk": "S", "tl_sk": "S"}
+    # and its one index is the sparse, keys-only timeline (GET /memory/timeline)
+    (index,) = props["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "timeline"
+    assert [(k["AttributeName"], k["KeyType"]) for k in index["KeySchema"]] == [
+        ("tl_pk", "HASH"),
+        ("tl_sk", "RANGE"),
+    ]
+    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
     assert props["BillingMode"] == "PAY_PER_REQUEST"
     assert props["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
     assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True

@@ -360,6 +360,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The memories in time order
+         * @description Live memories whose time — `valid_at`, else `created_at` — is in `[from, to)`, oldest first, paged like `GET /memory` (`next_cursor`). `from` and `to` are RFC 3339 timestamps or dates `YYYY-MM-DD` (00:00 of that day in the mind's timezone); either may be left out. Expired memories are left out, as everywhere.
+         */
+        get: operations["timeline_memory_timeline_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/{id}/verify": {
         parameters: {
             query?: never;
@@ -409,7 +429,11 @@ export interface paths {
         delete: operations["delete_minds__mindId__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a mind's settings (users only)
+         * @description Any of `name`, `description`, `timezone` (an IANA name such as `Asia/Bangkok`; relative dates and periods of this mind are read in it; default `UTC`) and `review_agent_changes` (default true). Only the fields sent change; `description: null` clears it, `timezone: null` and `review_agent_changes: null` restore the defaults. The default mind (`default`) is patchable too, except its name, which is the userId. Answers the mind.
+         */
+        patch: operations["update_minds__mindId__patch"];
         trace?: never;
     };
     "/providers/{provider}": {
@@ -1172,6 +1196,20 @@ export interface components {
         MindList: {
             /** Minds */
             minds: components["schemas"]["MindInfo"][];
+        };
+        /**
+         * MindPatch
+         * @description PATCH /minds/{mindId}: any of the mind's settings (the default mind's name is the userId).
+         */
+        MindPatch: {
+            /** Name */
+            name?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Timezone */
+            timezone?: string | null;
+            /** Review Agent Changes */
+            review_agent_changes?: boolean | null;
         };
         /**
          * Provider
@@ -3566,6 +3604,101 @@ export interface operations {
             };
         };
     };
+    timeline_memory_timeline_get: {
+        parameters: {
+            query?: {
+                from?: (string) | null;
+                to?: (string) | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryList"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the API key lacks memory:read, or a userId that is not the caller's; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     verify_memory__id__verify_post: {
         parameters: {
             query?: never;
@@ -3874,6 +4007,126 @@ export interface operations {
             };
             /** @description conflict: the default mind cannot be deleted */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    update_minds__mindId__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mindId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MindPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MindOut"];
+                };
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: another mind has that name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -53,6 +53,17 @@ function when(iso) {
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+// a memory's day (valid_at) as the mind's timezone has it
+function day(iso, timeZone) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  try {
+    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone });
+  } catch (err) {
+    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: "UTC" });
+  }
+}
+
 // ---------------------------------------------------------------- the API
 
 class ApiError extends Error {
@@ -312,6 +323,15 @@ async function loadMinds() {
   fillMindSelect($("key-mind"), state.mind, false);
 }
 
+function currentMind() {
+  return state.minds.find((m) => m.mind_id === state.mind) || null;
+}
+
+function mindTimezone() {
+  const mind = currentMind();
+  return (mind && mind.timezone) || "UTC";
+}
+
 function mindName(id) {
   const mind = state.minds.find((m) => m.mind_id === id);
   return mind ? mind.name : id;
@@ -351,12 +371,13 @@ function show(view) {
       tab.setAttribute("aria-current", "page");
     } else tab.removeAttribute("aria-current");
   }
-  for (const name of ["memories", "history", "sessions", "keys"]) $(`view-${name}`).hidden = name !== view;
+  for (const name of ["memories", "history", "sessions", "keys", "settings"]) $(`view-${name}`).hidden = name !== view;
   clearNotice();
   act(null, loadIdentity);
   if (view === "memories") act(null, reloadMemories);
   if (view === "sessions") act(null, loadSessions);
   if (view === "keys") act(null, loadKeys);
+  if (view === "settings") act(null, loadSettings);
 }
 
 // ---------------------------------------------------------------- memories
@@ -463,6 +484,7 @@ function memoryCard(m) {
     sourceBadge(m),
   );
   const meta = [`v${m.version || 1}`, `updated ${when(m.updated_at)}`];
+  if (m.valid_at) meta.push(`on ${day(m.valid_at, mindTimezone())}`);
   if (m.expires_at) meta.push(`expires ${when(m.expires_at)}`);
   if (typeof m.score === "number") meta.push(`score ${m.score.toFixed(3)}`);
   if (typeof m.confidence === "number") meta.push(`confidence ${m.confidence}`);
@@ -804,6 +826,37 @@ async function createKey(form) {
   await loadKeys();
 }
 
+// ---------------------------------------------------------------- the mind's settings
+
+function fillTimezones() {
+  const list = $("timezones");
+  if (list.childElementCount || typeof Intl.supportedValuesOf !== "function") return;
+  list.replaceChildren(...Intl.supportedValuesOf("timeZone").map((zone) => el("option", { value: zone })));
+}
+
+function renderSettings() {
+  const mind = currentMind();
+  if (!mind) return;
+  const kind = mind.mind_id === "default" ? "the default mind" : mind.mind_id;
+  $("settings-current").textContent = `“${mind.name}” (${kind}) · timezone ${mind.timezone || "UTC"}`;
+  $("settings-timezone").value = mind.timezone || "UTC";
+  $("settings-review").checked = mind.review_agent_changes !== false;
+}
+
+async function loadSettings() {
+  fillTimezones();
+  await loadMinds();
+  renderSettings();
+}
+
+async function saveSettings(form) {
+  const body = { timezone: form.timezone.value.trim(), review_agent_changes: form.review_agent_changes.checked };
+  const saved = await call("PATCH", `/minds/${encodeURIComponent(state.mind)}`, { body });
+  await loadMinds();
+  renderSettings();
+  notify(`Saved. “${saved.name}” now reads its dates in ${saved.timezone}.`, [], true);
+}
+
 // ---------------------------------------------------------------- wiring
 
 function wire() {
@@ -853,6 +906,10 @@ function wire() {
   $("key-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(event.submitter, () => createKey(event.currentTarget));
+  });
+  $("settings-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(event.submitter, () => saveSettings(event.currentTarget));
   });
   $("new-key-copy").addEventListener("click", async () => {
     try {

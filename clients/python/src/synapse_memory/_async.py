@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, TypeAlias, TypeVar
 
 import httpx
@@ -145,11 +145,15 @@ class AsyncSynapse:
         priority: Priority | None = None,
         confidence: float | None = None,
         expires_at: datetime | str | None = None,
+        valid_at: date | datetime | str | None = None,
         mind_id: str | None = None,
     ) -> Memory:
-        """`POST /memory`: create, or update the memory with the same (category, key)."""
+        """`POST /memory`: create, or update the memory with the same (category, key). `valid_at`:
+        when what it says happens or became true (a date alone is 00:00 in the mind's timezone)."""
         return await self._run(
-            self._routes.store(category, key, content, tags, priority, confidence, expires_at, mind_id)
+            self._routes.store(
+                category, key, content, tags, priority, confidence, expires_at, mind_id, valid_at
+            )
         )
 
     async def get(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
@@ -209,17 +213,34 @@ class AsyncSynapse:
         priority: Priority | Unset = UNSET,
         confidence: float | Unset | None = UNSET,
         expires_at: datetime | str | Unset | None = UNSET,
+        valid_at: date | datetime | str | Unset | None = UNSET,
         mind_id: str | None = None,
     ) -> Memory:
-        """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry)."""
+        """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry,
+        `valid_at=None` the memory's time)."""
         fields: dict[str, Any] = {
             "content": content,
             "tags": tags,
             "priority": priority,
             "confidence": confidence,
             "expires_at": expires_at,
+            "valid_at": valid_at,
         }
         return await self._run(self._routes.update(memory_id, fields, mind_id))
+
+    async def timeline(
+        self,
+        *,
+        start: date | datetime | str | None = None,
+        end: date | datetime | str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        mind_id: str | None = None,
+    ) -> MemoryPage:
+        """`GET /memory/timeline`: live memories whose time (`valid_at`, else `created_at`) is in
+        `[start, end)` (the query's `from` and `to`; a date is 00:00 in the mind's timezone), oldest
+        first, one page (`.memories`, `.next_cursor`)."""
+        return await self._run(self._routes.timeline(start, end, limit, cursor, mind_id))
 
     async def delete(self, memory_id: str, *, mind_id: str | None = None) -> None:
         """`DELETE /memory/{id}` (its history goes too)."""
@@ -326,9 +347,36 @@ class AsyncSynapse:
 
     # ------------------------------------------------------------------ minds (users only)
 
-    async def create_mind(self, name: str, description: str | None = None) -> MindCreated:
+    async def create_mind(
+        self,
+        name: str,
+        description: str | None = None,
+        *,
+        timezone: str | None = None,
+        review_agent_changes: bool | None = None,
+    ) -> MindCreated:
         """`POST /minds` (`Conflict` if the name is taken)."""
-        return await self._run(self._routes.create_mind(name, description))
+        return await self._run(self._routes.create_mind(name, description, timezone, review_agent_changes))
+
+    async def update_mind(
+        self,
+        mind_id: str,
+        *,
+        name: str | Unset = UNSET,
+        description: str | Unset | None = UNSET,
+        timezone: str | Unset | None = UNSET,
+        review_agent_changes: bool | Unset | None = UNSET,
+    ) -> MindCreated:
+        """`PATCH /minds/{mindId}` (`"default"` too): only the settings given are sent; `None` clears
+        the description and restores the defaults of `timezone` (UTC) and `review_agent_changes`
+        (true). An unknown timezone is a `ValidationError`."""
+        fields: dict[str, Any] = {
+            "name": name,
+            "description": description,
+            "timezone": timezone,
+            "review_agent_changes": review_agent_changes,
+        }
+        return await self._run(self._routes.update_mind(mind_id, fields))
 
     async def minds(self) -> Minds:
         """`GET /minds`: every mind, `default` first, with its number of memories."""

@@ -14,7 +14,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import quote
@@ -291,6 +291,16 @@ def _timestamp(value: datetime | str | None) -> str | None:
     return value.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
+def _day_or_moment(value: date | datetime | str | None) -> str | None:
+    """`valid_at`, `from`, `to`: a datetime as a UTC timestamp, a date as `YYYY-MM-DD` (00:00 of that
+    day in the mind's timezone, on the server), a string as given."""
+    if isinstance(value, datetime):
+        return _timestamp(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
 def _window(within: str | timedelta) -> str:
     if isinstance(within, str):
         return within
@@ -353,6 +363,7 @@ class Routes:
         confidence: float | None,
         expires_at: datetime | str | None,
         mind_id: str | None,
+        valid_at: date | datetime | str | None = None,
     ) -> Call[Memory]:
         body: dict[str, Any] = {"category": category, "key": key, "content": content}
         if tags is not None:
@@ -363,6 +374,8 @@ class Routes:
             body["confidence"] = confidence
         if expires_at is not None:
             body["expires_at"] = _timestamp(expires_at)
+        if valid_at is not None:
+            body["valid_at"] = _day_or_moment(valid_at)
         return Call("POST", "/memory", model(Memory), body=body, headers=self._mind(mind_id))
 
     def get(self, memory_id: str, mind_id: str | None) -> Call[Memory]:
@@ -392,10 +405,25 @@ class Routes:
                 value = list(value)
             if name == "expires_at":
                 value = _timestamp(value)
+            if name == "valid_at":
+                value = _day_or_moment(value)
             body[name] = value
         return Call(
             "PUT", f"/memory/{_segment(memory_id)}", model(Memory), body=body, headers=self._mind(mind_id)
         )
+
+    def timeline(
+        self,
+        start: date | datetime | str | None,
+        end: date | datetime | str | None,
+        limit: int | None,
+        cursor: str | None,
+        mind_id: str | None,
+    ) -> Call[MemoryPage]:
+        params = _query(
+            **{"from": _day_or_moment(start), "to": _day_or_moment(end)}, limit=limit, cursor=cursor
+        )
+        return Call("GET", "/memory/timeline", model(MemoryPage), params=params, headers=self._mind(mind_id))
 
     def delete(self, memory_id: str, mind_id: str | None) -> Call[None]:
         return Call("DELETE", f"/memory/{_segment(memory_id)}", nothing, headers=self._mind(mind_id))
@@ -537,11 +565,25 @@ class Routes:
         return Call("GET", path, model(IdentityResult), headers=self._mind(mind_id))
 
     # --- minds (user only; no X-Mind-Id)
-    def create_mind(self, name: str, description: str | None) -> Call[MindCreated]:
+    def create_mind(
+        self,
+        name: str,
+        description: str | None,
+        timezone: str | None = None,
+        review_agent_changes: bool | None = None,
+    ) -> Call[MindCreated]:
         body: dict[str, Any] = {"name": name}
         if description is not None:
             body["description"] = description
+        if timezone is not None:
+            body["timezone"] = timezone
+        if review_agent_changes is not None:
+            body["review_agent_changes"] = review_agent_changes
         return Call("POST", "/minds", model(MindCreated), body=body)
+
+    def update_mind(self, mind_id: str, fields: dict[str, Any]) -> Call[MindCreated]:
+        body = {name: value for name, value in fields.items() if value is not UNSET}
+        return Call("PATCH", f"/minds/{_segment(mind_id)}", model(MindCreated), body=body)
 
     def minds(self) -> Call[list[Mind]]:
         return Call("GET", "/minds", items(Mind, "minds"))

@@ -69,6 +69,7 @@ class Memory(Answer):
     updated_at: datetime
     version: int = 1
     mind_id: str = "default"
+    valid_at: datetime | None = None  # when what it says happens or became true (None: not known)
 
 
 class ScoredMemory(Memory):
@@ -97,6 +98,7 @@ class MemoryVersion(Answer):
     expires_at: datetime | None = None
     updated_at: datetime
     change: str
+    valid_at: datetime | None = None
 
 
 class RecalledMemory(Answer):
@@ -170,12 +172,14 @@ class IdentityResult(Answer):
 
 
 class MindCreated(Answer):
-    """`POST /minds`."""
+    """`POST /minds` and `PATCH /minds/{mindId}`: the mind and its settings."""
 
     mind_id: str
     name: str
     description: str | None = None
     created_at: datetime
+    timezone: str = "UTC"  # an IANA name: where this mind's dates and periods are read
+    review_agent_changes: bool = True
 
 
 class Mind(MindCreated):

@@ -16,6 +16,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from synapse.core.errors import NotFound
 from synapse.core.models.base import PRIORITY_RANK, Category, Priority, Source, iso, parse_iso
 from synapse.core.models.base import Change as ChangeKind
@@ -25,6 +27,9 @@ from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
     NUGGET,
+    TIMELINE_INDEX,
+    TIMELINE_PK,
+    TIMELINE_SK,
     Space,
     history_prefix,
     history_sk,
@@ -32,6 +37,11 @@ from synapse.store.keys import (
     memory_id,
     nugget_id,
     nugget_sk,
+    parse_sk,
+    timeline_id,
+    timeline_pk,
+    timeline_sk,
+    user_of,
 )
 
 # The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes;
@@ -185,6 +195,11 @@ def _update(space: Space, change: Write) -> dict[str, Any]:
         else:
             values[f":a{i}"] = attr(value)
             sets.append(f"#a{i} = :a{i}")
+    # the memory's place in the timeline index (unchanged keys cost the index no write)
+    names.update({"#tlp": TIMELINE_PK, "#tls": TIMELINE_SK})
+    values[":tlp"] = s(timeline_pk(space))
+    values[":tls"] = s(timeline_sk(iso(change.memory.when), change.memory.id))
+    sets += ["#tlp = :tlp", "#tls = :tls"]
     if change.vector is not None:
         vec = change.vector
         values.update({":emb": {"B": vec.data}, ":embm": s(vec.model), ":embd": n(vec.dim)})
@@ -528,9 +543,11 @@ def read_columns(space: Space) -> Columns:
     return columns(items)
 
 
-def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Item]:
-    """Some nugget items of a mind, consistent, in id order (BatchGetItem, 100 keys a call); an id
-    with no memory is left out."""
+def _batch_get(
+    space: Space, ids: Sequence[str], projection: str, *, consistent: bool = True
+) -> list[db.Item]:
+    """Some nugget items of a mind, in id order (BatchGetItem, 100 keys a call); an id with no memory
+    is left out."""
     found: list[db.Item] = []
     keys = [db.key(space.pk, space.sk(nugget_sk(i))) for i in dict.fromkeys(ids)]
     for start in range(0, len(keys), 100):
@@ -539,7 +556,7 @@ def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Ite
                 "Keys": keys[start : start + 100],
                 "ProjectionExpression": projection,
                 "ExpressionAttributeNames": _NAMES,
-                "ConsistentRead": True,
+                "ConsistentRead": consistent,
             }
         }
         attempt = 0
@@ -566,3 +583,114 @@ def read_columns_of(space: Space, ids: Sequence[str]) -> Columns:
 def stored_of(space: Space, ids: Sequence[str]) -> dict[str, Stored]:
     """Some memories of a mind with their revisions, by id (the ones that exist)."""
     return {(st := from_item(space, item)).memory.id: st for item in _batch_get(space, ids, _ATTRS)}
+
+
+# --- the timeline: memories in the order of their moment ----------------------------------------------
+
+
+def timeline(
+    space: Space,
+    start: datetime | None,
+    end: datetime | None,
+    *,
+    after: str | None,
+    live_at: datetime,
+    page_size: int,
+) -> Iterator[tuple[str, Memory]]:
+    """A mind's live memories whose moment (`valid_at`, else `created_at`) is in `[start, end)`, oldest
+    first, each with its place in the timeline (a page's cursor), from just past the place `after`;
+    `page_size` places are read at a time (what the caller means to take, so a page reads no more).
+
+    It reads the timeline index (keys only, a few bytes a memory) a page at a time, then those
+    memories by BatchGetItem: the read costs what the caller takes, not the mind's size. The index is
+    eventually consistent, so what it names is checked again on the memory read: one deleted since is
+    left out, one whose moment moved out of the range too. BadCursor for an `after` this did not make."""
+    low = iso(start) if start is not None else "0"
+    high = iso(end) if end is not None else "~"  # "~" sorts after every ISO timestamp
+    query: dict[str, Any] = {
+        "TableName": db.table(),
+        "IndexName": TIMELINE_INDEX,
+        "KeyConditionExpression": "#p = :p AND #s BETWEEN :lo AND :hi",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+        "ExpressionAttributeValues": {":p": s(timeline_pk(space)), ":lo": s(low), ":hi": s(high)},
+        "Limit": page_size,
+    }
+    if after is not None:
+        mem_id = timeline_id(after)
+        if not mem_id:
+            raise BadCursor
+        query["ExclusiveStartKey"] = {
+            **db.key(space.pk, space.sk(nugget_sk(mem_id))),
+            TIMELINE_PK: s(timeline_pk(space)),
+            TIMELINE_SK: s(after),
+        }
+    while True:
+        with db.translate():
+            page = db.client().query(**query)
+        places = [item[TIMELINE_SK]["S"] for item in page.get("Items", [])]
+        found = {
+            (st := from_item(space, item)).memory.id: st.memory
+            for item in _batch_get(space, [timeline_id(p) for p in places], _ATTRS, consistent=False)
+        }
+        for place in places:
+            memory = found.get(timeline_id(place))
+            if memory is None or not memory.is_live(live_at):
+                continue
+            if (start is not None and memory.when < start) or (end is not None and memory.when >= end):
+                continue
+            yield place, memory
+        if "LastEvaluatedKey" not in page:
+            return
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def backfill_timeline() -> int:
+    """Give the memories stored before the timeline index existed their place in it (a one-off scan of
+    the table, after an upgrade; every write since sets it). Each update is conditional on the memory
+    still having no place, so a write landing meanwhile wins; it takes no version and logs no change
+    (the index keys are not the memory's content: no event, no cache moves). Returns how many memories
+    it placed."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table(),
+        "FilterExpression": (
+            "attribute_not_exists(#p) AND attribute_exists(created_at) AND attribute_exists(#k)"
+        ),
+        "ProjectionExpression": "pk, sk, created_at, valid_at",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#k": "key"},
+    }
+    placed = 0
+    while True:
+        with db.translate():
+            page = db.client().scan(**kwargs)
+        for item in page.get("Items", []):
+            raw = plain_item(item)
+            key = parse_sk(raw["sk"])
+            try:
+                user_id = user_of(raw["pk"])  # (API key lookups live outside users' partitions)
+            except ValueError:
+                continue
+            if key.kind != "nugget":
+                continue
+            space = Space(user_id, key.mind_id)
+            moment = raw.get("valid_at") or raw["created_at"]
+            try:
+                with db.translate():
+                    db.client().update_item(
+                        TableName=db.table(),
+                        Key={"pk": item["pk"], "sk": item["sk"]},
+                        UpdateExpression="SET #p = :p, #s = :s",
+                        ConditionExpression="attribute_exists(sk) AND attribute_not_exists(#p)",
+                        ExpressionAttributeNames={"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+                        ExpressionAttributeValues={
+                            ":p": s(timeline_pk(space)),
+                            ":s": s(timeline_sk(iso(parse_iso(moment)), key.name)),
+                        },
+                    )
+            except ClientError as exc:
+                if not db.is_condition_failure(exc):
+                    raise
+                continue
+            placed += 1
+        if "LastEvaluatedKey" not in page:
+            return placed
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from synapse.core.errors import NotFound, ValidationFailed
@@ -14,6 +14,7 @@ from synapse.core.models.base import (
     Category,
     Change,
     Source,
+    at_midnight,
     check_tag,
     utcnow,
 )
@@ -84,14 +85,23 @@ def write(
     raise db.busy()
 
 
+def valid_at(mind: Mind, value: datetime | date | None) -> datetime | None:
+    """`valid_at` as a body sends it → the moment stored: a date alone is 00:00 of that day in the
+    mind's timezone (the mind's record is read only then)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return at_midnight(value, mind.timezone)
+
+
 def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
     """POST /memory: create, or update the memory with the same key. Returns (memory, created).
 
-    Content, source, verified and confidence are always written; tags, priority and expires_at only
-    when sent (an update keeps the old ones); created_at is kept."""
+    Content, source, verified and confidence are always written; tags, priority, expires_at and
+    valid_at only when sent (an update keeps the old ones); created_at is kept."""
     user_id = who.check_user_id(body.userId)
     space = mind.space
     sent = body.model_fields_set
+    when = {"valid_at": valid_at(mind, body.valid_at)} if "valid_at" in sent else {}
     vector = embed_document(user_id, body.content)
 
     def make(read: nuggets.Stored | None) -> Memory:
@@ -101,6 +111,7 @@ def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
             **writers.of(who).stamp(body.confidence),
             "updated_at": now,
             **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+            **when,
         }
         if read is not None:
             return read.memory.model_copy(update=changes)
@@ -131,7 +142,8 @@ def _existing(read: nuggets.Stored | None) -> nuggets.Stored:
 
 
 def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memory:
-    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key.
+    """PUT /memory/{id}: content, tags, priority, confidence, expires_at, valid_at (null clears it);
+    never category or key.
 
     Source, verified and confidence describe the last writer (a PUT without confidence sets the
     caller's default)."""
@@ -151,6 +163,8 @@ def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memor
             if value is None and name != "expires_at":
                 raise ValidationFailed.at(["body", name], "cannot be null")
             changes[name] = value
+    if "valid_at" in sent:
+        changes["valid_at"] = valid_at(mind, patch.valid_at)
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
 
     def make(read: nuggets.Stored | None) -> Memory:
@@ -187,8 +201,8 @@ def history(mind: Mind, mem_id: str) -> MemoryHistory:
 
 
 def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
-    """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
-    version written by the caller (source and verified follow the caller, as for any write)."""
+    """POST /memory/{id}/restore: a version's content, tags, priority, confidence, expiry and valid_at,
+    as a new version written by the caller (source and verified follow the caller, as for any write)."""
     space = mind.space
     current = _existing(nuggets.get(space, mem_id))
     wanted = (
@@ -207,6 +221,7 @@ def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
                 "tags": wanted.tags,
                 "priority": wanted.priority,
                 "expires_at": wanted.expires_at,
+                "valid_at": wanted.valid_at,
                 **writers.of(who).stamp(wanted.confidence),
                 "updated_at": utcnow(),
             }
@@ -238,6 +253,45 @@ def list_page(
         return nuggets.query(mind.space, flt, limit=limit, cursor=cursor)
     except codec.BadCursor as exc:
         raise bad_cursor() from exc
+
+
+def timeline(
+    mind: Mind,
+    *,
+    start: datetime | date | None,
+    end: datetime | date | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Memory], str | None]:
+    """GET /memory/timeline: live memories whose moment (`valid_at`, else `created_at`) is in
+    `[from, to)`, oldest first, a page at a time (a date alone is 00:00 of that day in the mind's
+    timezone). The cursor is the last memory's place in the timeline, so a memory written between
+    two pages does not shift the next one."""
+    low, high = valid_at(mind, start), valid_at(mind, end)
+    if low is not None and high is not None and high <= low:
+        raise ValidationFailed.at(["query", "to"], "must be later than from")
+    after: str | None = None
+    if cursor:
+        try:
+            place = codec.decode_cursor(cursor).get("t")
+        except codec.BadCursor as exc:
+            raise bad_cursor() from exc
+        if not isinstance(place, str):
+            raise bad_cursor()
+        after = place
+    found: list[tuple[str, Memory]] = []
+    try:
+        for item in nuggets.timeline(
+            mind.space, low, high, after=after, live_at=utcnow(), page_size=limit + 1
+        ):
+            found.append(item)
+            if len(found) > limit:  # one more than asked tells there is a next page
+                break
+    except codec.BadCursor as exc:
+        raise bad_cursor() from exc
+    page = found[:limit]
+    more = len(found) > limit
+    return [m for _, m in page], codec.encode_cursor({"t": page[-1][0]}) if more else None
 
 
 def bad_cursor() -> ValidationFailed:
