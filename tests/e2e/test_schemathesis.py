@@ -53,8 +53,9 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
 ]
-# both runs together stay well under 3 minutes on 2 shared cores (about 20 s each here)
-BUDGET_SECONDS = 80.0
+# A guard against a run that hangs or loops, not a speed check (speed is measured in bench/): each
+# run takes 25-50 s on 2 quiet cores, and several times that when the machine is loaded.
+BUDGET_SECONDS = 300.0
 MAX_EXAMPLES = 30
 
 
