@@ -94,7 +94,9 @@ __all__ = [
     "format_date",
     "is_thai",
     "mentions",
+    "most_specific",
     "period_of",
+    "query_mentions",
     "query_period",
     "resolve",
     "warm",
@@ -789,10 +791,20 @@ def mentions(text: str, said_at: datetime, tz: ZoneInfo) -> list[Mention]:
 
 def query_period(query: str, reference: datetime, tz: ZoneInfo) -> Period | None:
     """The period a question names (the most specific one, the first among equals), or None."""
-    found = _find(query, _local_date(reference, tz), tz, query=True)
+    return most_specific(query_mentions(query, reference, tz))
+
+
+def most_specific(found: list[Mention]) -> Period | None:
+    """The shortest period among some mentions (the first among equals), or None for none."""
     if not found:
         return None
     return min(found, key=lambda m: (m.period.end - m.period.start, m.start)).period
+
+
+def query_mentions(query: str, reference: datetime, tz: ZoneInfo) -> list[Mention]:
+    """Every time expression of a question, read as `query_period` reads them (recall takes their
+    words out of what it searches for: "last week" names no topic)."""
+    return _find(query, _local_date(reference, tz), tz, query=True)
 
 
 def _find(text: str, today: date, tz: ZoneInfo, query: bool) -> list[Mention]:
