@@ -88,8 +88,8 @@ class RankingParams:
     # a query naming a period (scoring.best_within): what a memory of the period adds to its score,
     # on the [0, 1] relevance scale, with an embedder and with full text alone; chosen on the temporal
     # set (`python -m bench.temporal tune`, docs/ranking.md "Periods")
-    period_boost: float = 0.5
-    period_boost_lexical: float = 0.75
+    period_boost: float = 0.4
+    period_boost_lexical: float = 0.6
 
 
 DEFAULTS = RankingParams()

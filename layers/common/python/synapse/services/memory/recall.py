@@ -78,9 +78,12 @@ def named_period(
     period = dates.most_specific(found)
     if period is None:
         return None
+    # relative words ("last week", "เมื่อวาน") name no topic and match nothing a memory says (its text
+    # states dates); an absolute date ("9 November 2022") is kept: a memory may state it
     topic = query
     for m in sorted(found, key=lambda m: m.start, reverse=True):
-        topic = topic[: m.start] + " " + topic[m.end :]
+        if m.relative:
+            topic = topic[: m.start] + " " + topic[m.end :]
     return Asked(period, " ".join(topic.split()))
 
 
