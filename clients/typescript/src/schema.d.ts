@@ -1913,6 +1913,7 @@ export interface operations {
                 verified?: boolean | null;
                 limit?: number;
                 cursor?: string | null;
+                as_of?: string | null;
             };
             header?: {
                 /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
@@ -2124,7 +2125,9 @@ export interface operations {
     };
     get_memory__id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: string | null;
+            };
             header?: {
                 /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
                 "X-Mind-Id"?: string;
