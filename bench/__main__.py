@@ -49,6 +49,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="end-to-end sizes, cache on and off at each (default 1000,10000; --quick: 300)",
     )
+    p.add_argument(
+        "--coldstart-baseline",
+        default=os.environ.get("COLDSTART_BASELINE", ""),
+        help="another checkout (e.g. `git worktree add ../base <commit>`): coldstart also measures its"
+        " functions' imports in turn with this one's (before/after in one run)",
+    )
     p.add_argument("--out", default=str(ROOT / ".bench" / "report.json"))
     return p.parse_args(argv)
 
@@ -61,7 +67,7 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) -> Any:
+def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], baseline: str = "") -> Any:
     if section == "scoring":
         from bench import scoring
 
@@ -77,7 +83,10 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) 
     elif section == "coldstart":
         from bench import coldstart
 
-        return {"imports": coldstart.imports(log=_log), "layer": coldstart.layer_size(log=_log)}
+        out = {"imports": coldstart.imports(log=_log), "layer": coldstart.layer_size(log=_log)}
+        if baseline:
+            out["against_baseline"] = coldstart.against(Path(baseline).resolve(), log=_log)
+        return out
     elif section == "ingest":
         from bench import handlers
 
@@ -131,7 +140,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"== {section}")
         t0 = time.perf_counter()
         try:
-            result = _section(section, quick, sizes, e2e_sizes)
+            result = _section(section, quick, sizes, e2e_sizes, args.coldstart_baseline)
         except Exception as exc:  # one broken section must not lose the others' figures
             import traceback
 

@@ -23,6 +23,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_delete": {("DELETE", "/memory/{id}")},
     "memory_verify": {("POST", "/memory/{id}/verify")},
     "memory_history": {("GET", "/memory/{id}/history")},
+    "memory_changes": {("GET", "/memory/changes")},
     "minds_create": {("POST", "/minds")},
     "minds_list": {("GET", "/minds")},
     "minds_delete": {("DELETE", "/minds/{mindId}")},
@@ -48,6 +49,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "me_delete": {("DELETE", "/me")},
     "authorizer": set(),
     "summarize_session": set(),
+    "change_events": set(),
 }
 PUBLIC_ROUTES = {
     ("GET", "/health"),
@@ -62,6 +64,7 @@ PUBLIC_ROUTES = {
 READ_ONLY = {
     "memory_context",
     "memory_history",
+    "memory_changes",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -276,7 +279,7 @@ def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
 
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
     # Given every function outside the read-only set (and GET /minds, above)
-    for dirname in set(ROUTES) - READ_ONLY - {"minds_list"}:
+    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events"}:
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname
@@ -287,8 +290,9 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
 
     assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
     assert having("KMSEncryptPolicy") == {"providers_put"}
-    # And only ingest publishes events; ingest keeps idempotency records, DELETE /me deletes them
-    assert having("EventBridgePutEventsPolicy") == {"memory_ingest"}
+    # And only ingest (SessionSummaryDue) and the change events publish events; ingest keeps
+    # idempotency records, DELETE /me deletes them
+    assert having("EventBridgePutEventsPolicy") == {"memory_ingest", "change_events"}
     idempotent = {
         d
         for d in ROUTES
@@ -297,6 +301,39 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
         and any(v == {"TableName": {"Ref": "IdempotencyTable"}} for v in policy.values())
     }
     assert idempotent == {"memory_ingest", "me_delete"}
+
+
+def test_change_events_come_from_the_tables_stream_in_order_with_a_dead_letter_queue(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    # Given the memory table and the change-events function
+    table = template["Resources"]["MemoryTable"]["Properties"]
+    props = functions["ChangeEventsFunction"]["Properties"]
+    # Then the table streams new images, and the function's only event is that stream
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (source,) = props["Events"].values()
+    assert source["Type"] == "DynamoDB"
+    stream = source["Properties"]
+    assert stream["Stream"] == {"Fn::GetAtt": ["MemoryTable", "StreamArn"]}
+    # one poller per shard, partial batch failures reported (the checkpoint keeps the order), bisect
+    assert stream.get("ParallelizationFactor", 1) == 1
+    assert stream["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert stream["BisectBatchOnFunctionError"] is True
+    # what is given up on goes to a queue of the stack (SAM grants SendMessage from its Type)
+    on_failure = stream["DestinationConfig"]["OnFailure"]
+    assert on_failure == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["ChangeEventsDeadLetterQueue", "Arn"]},
+    }
+    assert template["Resources"]["ChangeEventsDeadLetterQueue"]["Type"] == "AWS::SQS::Queue"
+    # only new change-log entries reach it (the filter), and the pattern is JSON
+    (flt,) = stream["FilterCriteria"]["Filters"]
+    assert json.loads(flt["Pattern"]) == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"NewImage": {"log_seq": {"N": [{"exists": True}]}}},
+    }
+    # And it reads nothing of the table: it may only put events on MemoryBus
+    assert props["Policies"] == [{"EventBridgePutEventsPolicy": {"EventBusName": {"Ref": "MemoryBus"}}}]
 
 
 def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(template: dict[str, Any]) -> None:
@@ -413,7 +450,8 @@ def test_every_function_has_a_sample_event(functions: dict[str, dict[str, Any]])
 
 
 def _http_route_samples() -> list[Path]:
-    """The sample events of HTTP routes (not the authorizer's REQUEST or the EventBridge samples)."""
+    """The sample events of HTTP routes (not the authorizer's REQUEST, the EventBridge or the stream
+    samples)."""
     samples = []
     for path in sorted((ROOT / "events").glob("*.json")):
         event = json.loads(path.read_text(encoding="utf-8"))
@@ -424,7 +462,7 @@ def _http_route_samples() -> list[Path]:
 
 def test_http_route_samples_are_most_samples() -> None:
     # the filter above must not quietly drop the samples it is meant to check
-    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 3
+    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 4
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)
@@ -464,6 +502,26 @@ def test_sample_summary_event_matches_the_rule(functions: dict[str, dict[str, An
     assert event["source"] in pattern["source"]
     assert event["detail-type"] in pattern["detail-type"]
     assert set(event["detail"]) == {"userId", "sessionId", "msgCount"}
+
+
+def test_sample_stream_event_passes_the_filter_and_is_what_the_table_would_stream(
+    functions: dict[str, dict[str, Any]],
+) -> None:
+    # Given the change-events sample and its event source's filter
+    from local.events import matches
+
+    event = json.loads((ROOT / "events/change_events.json").read_text(encoding="utf-8"))
+    stream = functions["ChangeEventsFunction"]["Properties"]["Events"]["Stream"]["Properties"]
+    patterns = [json.loads(f["Pattern"]) for f in stream["FilterCriteria"]["Filters"]]
+    # Then every record is a new change-log entry of a user's partition that the filter passes
+    for record in event["Records"]:
+        assert any(matches(p, record) for p in patterns)
+        assert record["dynamodb"]["Keys"]["pk"]["S"].startswith("mem:")
+        assert ":chg:" in ":" + record["dynamodb"]["Keys"]["sk"]["S"]
+    # and the filter drops a memory's own record and a TTL deletion of an entry
+    memory = {"eventName": "INSERT", "dynamodb": {"NewImage": {"sk": {"S": "nug:x"}}}}
+    removal = {**event["Records"][0], "eventName": "REMOVE"}
+    assert not any(matches(p, memory) or matches(p, removal) for p in patterns)
 
 
 def test_snapstart_is_a_parameter_and_off_by_default(template: dict[str, Any]) -> None:
