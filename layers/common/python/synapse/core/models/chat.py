@@ -184,6 +184,14 @@ class SummaryChunk(Model):
     summary: str
     msg_count: int
     created_at: Timestamp
+    first_message_at: Timestamp | None = Field(
+        default=None,
+        description="When the earliest of the messages it summarizes was said (null: a chunk written "
+        "before messages carried their time)",
+    )
+    last_message_at: Timestamp | None = Field(
+        default=None, description="When the latest of the messages it summarizes was said"
+    )
 
 
 class SummaryList(Model):
