@@ -1035,6 +1035,16 @@ export interface components {
             msg_count: number;
             /** Created At */
             created_at: string;
+            /**
+             * First Message At
+             * @description When the earliest of the messages it summarizes was said (null: a chunk written before messages carried their time)
+             */
+            first_message_at?: string | null;
+            /**
+             * Last Message At
+             * @description When the latest of the messages it summarizes was said
+             */
+            last_message_at?: string | null;
         };
         /** SummaryList */
         SummaryList: {
