@@ -906,7 +906,10 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Content */
             content: string;
-            /** Created At */
+            /**
+             * Created At
+             * @description When it was said: RFC 3339 with Z or an offset, not later than now + 5 minutes; default: when the request arrived. Relative dates in it are read against this moment.
+             */
             created_at?: string | null;
         };
         /** IngestIn */
@@ -917,7 +920,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the messages' relative dates are read in, for this request; default: the mind's
+             */
             timezone?: string | null;
         };
         /** IngestOut */
@@ -1059,7 +1065,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages?: components["schemas"]["ChatMessage"][] | null;
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the summary states the messages' dates in; default: the mind's
+             */
             timezone?: string | null;
         };
         /** SummaryOut */
