@@ -959,7 +959,10 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Content */
             content: string;
-            /** Created At */
+            /**
+             * Created At
+             * @description When it was said: RFC 3339 with Z or an offset, not later than now + 5 minutes; default: when the request arrived. Relative dates in it are read against this moment.
+             */
             created_at?: string | null;
         };
         /** IngestIn */
@@ -970,7 +973,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the messages' relative dates are read in, for this request; default: the mind's
+             */
             timezone?: string | null;
         };
         /** IngestOut */
@@ -1088,6 +1094,16 @@ export interface components {
             msg_count: number;
             /** Created At */
             created_at: string;
+            /**
+             * First Message At
+             * @description When the earliest of the messages it summarizes was said (null: a chunk written before messages carried their time)
+             */
+            first_message_at?: string | null;
+            /**
+             * Last Message At
+             * @description When the latest of the messages it summarizes was said
+             */
+            last_message_at?: string | null;
         };
         /** SummaryList */
         SummaryList: {
@@ -1102,7 +1118,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages?: components["schemas"]["ChatMessage"][] | null;
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the summary states the messages' dates in; default: the mind's
+             */
             timezone?: string | null;
         };
         /** SummaryOut */

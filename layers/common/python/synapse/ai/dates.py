@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -135,6 +135,9 @@ class Dated:
 
     text: str
     valid_at: datetime | None
+    # where the clause is in the text `dated_clauses` was given ([start, end), before rewriting); an
+    # extractor reads its facts there (not compared: two clauses are equal by what they say)
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --- periods ---------------------------------------------------------------------------------------------
@@ -967,7 +970,7 @@ def dated_clauses(text: str, said_at: datetime, tz: ZoneInfo) -> list[Dated]:
     """`text` split into clauses that name different times, each rewritten and dated (see the rules)."""
     found = mentions(text, said_at, tz)
     if len({_key(m) for m in found}) <= 1:
-        return [Dated(_render(text, found), found[0].period.start if found else None)]
+        return [Dated(_render(text, found), found[0].period.start if found else None, (0, len(text)))]
     out: list[Dated] = []
     for g in _group(_parts(text, found)):
         piece = text[g.start : g.end]
@@ -975,7 +978,8 @@ def dated_clauses(text: str, said_at: datetime, tz: ZoneInfo) -> list[Dated]:
         start = g.start + len(piece) - len(piece.lstrip())
         trimmed = trimmed.lstrip()
         inner = [_shift(m, -start) for m in found if start <= m.start and m.end <= start + len(trimmed)]
-        out.append(Dated(_render(trimmed, inner), inner[0].period.start if inner else None))
+        span = (start, start + len(trimmed))
+        out.append(Dated(_render(trimmed, inner), inner[0].period.start if inner else None, span))
     return out
 
 
