@@ -53,6 +53,15 @@ class Client:
         return memory
 
 
+def remember_a_thai_week(nok: Client) -> None:
+    """A Thai user's memories around the end of 3 December, Bangkok time (a mind of two memories is
+    too small a test: min-max normalized relevance then makes one of two unrelated texts 'relevant')."""
+    nok.remember("dentist", "ไปหาหมอฟัน ถอนฟันคุด", "2026-12-03T16:30:00Z")  # 23:30 on 3 Dec in Bangkok
+    nok.remember("gym", "ไปยิม เล่นขา", "2026-12-03T17:30:00Z")  # 00:30 on 4 Dec in Bangkok
+    nok.remember("cafe", "ไปคาเฟ่กับพี่ต้น", "2026-12-02T10:00:00Z")
+    nok.remember("move", "ย้ายบ้านไปเชียงใหม่", "2026-03-14T03:00:00Z")
+
+
 def keys(answer: dict[str, Any]) -> list[str]:
     return [m["key"] for m in answer["memories"]]
 
@@ -60,10 +69,7 @@ def keys(answer: dict[str, Any]) -> list[str]:
 def test_a_thai_user_asks_what_she_did_yesterday_in_bangkok(local_server: LocalServer) -> None:
     nok = Client(local_server)
     # Given a Thai user's memories around the end of 3 December, Bangkok time
-    nok.remember("dentist", "ไปหาหมอฟัน ถอนฟันคุด", "2026-12-03T16:30:00Z")  # 23:30 on 3 Dec in Bangkok
-    nok.remember("gym", "ไปยิม เล่นขา", "2026-12-03T17:30:00Z")  # 00:30 on 4 Dec in Bangkok
-    nok.remember("cafe", "ไปคาเฟ่กับพี่ต้น", "2026-12-02T10:00:00Z")
-    nok.remember("move", "ย้ายบ้านไปเชียงใหม่", "2026-03-14T03:00:00Z")
+    remember_a_thai_week(nok)
     # When she asks at 03:00 on 4 December what she did yesterday
     asked = {"query": "เมื่อวานทำอะไร", "limit": 4, "reference_time": ASKED_BKK, "timezone": BKK}
     found = nok.post("/memory/recall", asked)
@@ -137,8 +143,7 @@ def test_as_of_shows_what_the_mind_held_then(local_server: LocalServer) -> None:
 
 def test_the_mcp_tools_read_periods_and_show_dates(local_server: LocalServer) -> None:
     nok = Client(local_server)
-    nok.remember("dentist", "ไปหาหมอฟัน ถอนฟันคุด", "2026-12-03T16:30:00Z")
-    nok.remember("cafe", "ไปคาเฟ่กับพี่ต้น", "2026-12-02T10:00:00Z")
+    remember_a_thai_week(nok)
     args = {"query": "เมื่อวานทำอะไร", "limit": 2, "reference_time": ASKED_BKK, "timezone": BKK}
 
     async def tools() -> tuple[str, str]:

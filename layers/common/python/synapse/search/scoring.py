@@ -72,9 +72,11 @@ def best_within(
     (`corpus.when`: valid_at, else created_at) is in the period adds `params.period_boost` to its
     score (`period_boost_lexical` when there is no vector: full text alone). So a memory of the
     period ranks above every memory outside it that is not more relevant by more than that: with
-    the defaults (meaning and words weighed 0.5 each, boost 0.5), a memory outside the period passes
-    one inside it only when it is better on both. `query` is the topic: the question without its
-    time words. The scores answered include the boost (they decrease down the list)."""
+    the defaults (meaning and words weighed 0.5 each, min-max normalized; boost 0.4), a memory outside
+    the period passes one inside it only when it is better on both, or far better on one (in a mind of
+    a few memories, min-max normalization can make that happen between unrelated texts).
+    `query` is the topic: the question without its time words. The scores answered include the boost
+    (they decrease down the list)."""
     if not mask.any():
         return []
     scores = fusion.relevance(corpus.bm25, corpus.tokens, tokenizer.tokenize(query), dense, params=params)
