@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, TypeAlias, TypeVar
 
 import httpx
@@ -145,16 +145,23 @@ class Synapse:
         priority: Priority | None = None,
         confidence: float | None = None,
         expires_at: datetime | str | None = None,
+        valid_at: date | datetime | str | None = None,
         mind_id: str | None = None,
     ) -> Memory:
-        """`POST /memory`: create, or update the memory with the same (category, key)."""
-        return self._run(
-            self._routes.store(category, key, content, tags, priority, confidence, expires_at, mind_id)
-        )
+        """`POST /memory`: create, or update the memory with the same (category, key).
 
-    def get(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
-        """`GET /memory/{id}`."""
-        return self._run(self._routes.get(memory_id, mind_id))
+        `valid_at` is when what it says happens or became true: a datetime, or a `date` (00:00 of
+        that day in the mind's timezone)."""
+        call = self._routes.store(
+            category, key, content, tags, priority, confidence, expires_at, mind_id, valid_at
+        )
+        return self._run(call)
+
+    def get(
+        self, memory_id: str, *, as_of: datetime | str | None = None, mind_id: str | None = None
+    ) -> Memory:
+        """`GET /memory/{id}`; with `as_of`, the version it had at that moment (from its history)."""
+        return self._run(self._routes.get(memory_id, mind_id, as_of))
 
     def list(
         self,
@@ -165,10 +172,14 @@ class Synapse:
         verified: bool | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> MemoryPage:
-        """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all."""
-        return self._run(self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id))
+        """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all.
+        With `as_of`, the memories as they were at that moment."""
+        return self._run(
+            self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id, as_of)
+        )
 
     def iter_memories(
         self,
@@ -178,6 +189,7 @@ class Synapse:
         source: str | None = None,
         verified: bool | None = None,
         page_size: int = 100,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> Iterator[Memory]:
         """Every memory matching the filters, page after page of `GET /memory`."""
@@ -190,6 +202,7 @@ class Synapse:
                 verified=verified,
                 limit=page_size,
                 cursor=cursor,
+                as_of=as_of,
                 mind_id=mind_id,
             )
             yield from page.memories
@@ -206,15 +219,18 @@ class Synapse:
         priority: Priority | Unset = UNSET,
         confidence: float | Unset | None = UNSET,
         expires_at: datetime | str | Unset | None = UNSET,
+        valid_at: date | datetime | str | Unset | None = UNSET,
         mind_id: str | None = None,
     ) -> Memory:
-        """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry)."""
+        """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry,
+        `valid_at=None` the moment it is about)."""
         fields: dict[str, Any] = {
             "content": content,
             "tags": tags,
             "priority": priority,
             "confidence": confidence,
             "expires_at": expires_at,
+            "valid_at": valid_at,
         }
         return self._run(self._routes.update(memory_id, fields, mind_id))
 
@@ -268,10 +284,18 @@ class Synapse:
         limit: int | None = None,
         category: Category | None = None,
         tags: Sequence[str] | None = None,
+        reference_time: datetime | str | None = None,
+        timezone: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> RecallResult:
-        """`POST /memory/recall`: `.memories` (each with `.text`, `.score`) and `.identity`."""
-        return self._run(self._routes.recall(query, limit, category, tags, mind_id))
+        """`POST /memory/recall`: `.memories` (each with `.text`, `.score`, `.valid_at`) and `.identity`.
+
+        A period the query names ("last week", "เมื่อวาน") is read at `reference_time` (default now)
+        in `timezone` (an IANA name; default the mind's), and that period's memories rank first.
+        `as_of` recalls the memories as they were at that moment."""
+        when = _core.time_fields(reference_time, timezone, as_of)
+        return self._run(self._routes.recall(query, limit, category, tags, mind_id, when))
 
     def ingest(
         self,
@@ -279,25 +303,32 @@ class Synapse:
         messages: Iterable[MessageLike],
         *,
         idempotency_key: str | None = None,
+        timezone: str | None = None,
         mind_id: str | None = None,
     ) -> IngestResult:
         """`POST /memory/ingest`: store the turns and extract memories from them.
 
-        Sent with an `Idempotency-Key` (a new uuid4 unless given; the same one on every retry of this
-        call), so a retry never ingests twice. Pass your chat message's id to make retries across
+        Each message may carry `created_at` (when it was said; default: when the server receives
+        it): relative dates in it are resolved against that moment, in `timezone` (an IANA name;
+        default the mind's).
+
+        Sent with an `Idempotency-Key` (a new uuid4 unless given; the same one on every retry of
+        this call), so a retry never ingests twice. Pass your chat message's id to make retries across
         processes safe too.
         """
-        return self._run(self._routes.ingest(session_id, messages, idempotency_key, mind_id))
+        return self._run(self._routes.ingest(session_id, messages, idempotency_key, mind_id, timezone))
 
     def summarize(
         self,
         session_id: str,
         messages: Iterable[MessageLike] | None = None,
         *,
+        timezone: str | None = None,
         mind_id: str | None = None,
     ) -> SummaryResult:
-        """`POST /memory/summarize`: the given messages, or the session's last stored ones."""
-        return self._run(self._routes.summarize(session_id, messages, mind_id))
+        """`POST /memory/summarize`: the given messages, or the session's last stored ones (their
+        dates stated in `timezone`, default the mind's)."""
+        return self._run(self._routes.summarize(session_id, messages, mind_id, timezone))
 
     def context(
         self,
@@ -306,10 +337,16 @@ class Synapse:
         *,
         limit: int | None = None,
         recent: int | None = None,
+        reference_time: datetime | str | None = None,
+        timezone: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> ContextResult:
-        """`POST /memory/context`: identity, memories, summary, recent turns and `.prompt` for one turn."""
-        return self._run(self._routes.context(query, session_id, limit, recent, mind_id))
+        """`POST /memory/context`: identity, memories, summary, recent turns and `.prompt` for one turn
+        (it starts with the current time, and dates the memories, in `timezone`). `reference_time`,
+        `timezone` and `as_of` as for `recall`."""
+        when = _core.time_fields(reference_time, timezone, as_of)
+        return self._run(self._routes.context(query, session_id, limit, recent, mind_id, when))
 
     def summaries(self, session_id: str, *, mind_id: str | None = None) -> Chunks:
         """`GET /memory/summaries/{sessionId}`: the session's summary chunks, oldest first."""

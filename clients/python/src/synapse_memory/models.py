@@ -69,6 +69,7 @@ class Memory(Answer):
     updated_at: datetime
     version: int = 1
     mind_id: str = "default"
+    valid_at: datetime | None = None  # when what it says happens or became true (None: not known)
 
 
 class ScoredMemory(Memory):
@@ -97,6 +98,7 @@ class MemoryVersion(Answer):
     expires_at: datetime | None = None
     updated_at: datetime
     change: str
+    valid_at: datetime | None = None
 
 
 class RecalledMemory(Answer):
@@ -110,6 +112,7 @@ class RecalledMemory(Answer):
     priority: str
     verified: bool
     created_at: datetime
+    valid_at: datetime | None = None
 
 
 class RecallResult(Answer):
@@ -160,6 +163,8 @@ class SummaryChunk(Answer):
     summary: str
     msg_count: int
     created_at: datetime
+    first_message_at: datetime | None = None  # when the messages it summarizes were said
+    last_message_at: datetime | None = None
 
 
 class IdentityResult(Answer):
@@ -241,9 +246,12 @@ class Export(Answer):
 
 
 class Message(BaseModel):
-    """One conversation message for ingest and summarize (a dict `{"role", "content"}` works too)."""
+    """One conversation message for ingest and summarize (a dict `{"role", "content"}` works too,
+    with an optional `"created_at"`). `created_at` is when it was said (default: when the server
+    receives it); relative dates in it ("yesterday", "เมื่อวาน") are read against that moment."""
 
     model_config = ConfigDict(extra="forbid")
 
     role: Role
     content: str
+    created_at: datetime | str | None = None
