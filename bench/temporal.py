@@ -397,7 +397,11 @@ def run(
     url = base_url.rstrip("/")
     tokens = {u: jwt_for_user(u) for u in sorted({m["user"] for m in memories})}
     for m in memories:
-        send(f"{url}/memory", tokens[m["user"]], memory_body(m))
+        stored = send(f"{url}/memory", tokens[m["user"]], memory_body(m))
+        if "valid_at" in stored and stored["valid_at"] != m["valid_at"]:
+            # a server whose POST /memory does not keep valid_at would rank every memory by the
+            # day it was stored: its figures would measure nothing of the set
+            raise RuntimeError(f"POST /memory kept valid_at {stored['valid_at']!r}, not {m['valid_at']!r}")
     hits: dict[str, dict[str, bool]] = {"time_aware": {}, "period_ignored": {}}
     for q in questions:
         for mode in hits:
