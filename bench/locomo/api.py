@@ -254,8 +254,13 @@ class Client:
         raise AssertionError("unreachable")
 
     def store(self, token: str, body: dict[str, Any]) -> int:
-        """POST /memory; the status (201 created, 200 updated)."""
-        return self._post("/memory", token, body).status_code
+        """POST /memory; the status (201 created, 200 updated). A `valid_at` the server does not
+        keep stops the run: the dated figures would be those of undated turns."""
+        r = self._post("/memory", token, body)
+        kept = r.json().get("valid_at", body.get("valid_at"))
+        if kept != body.get("valid_at"):
+            raise ApiError(f"POST /memory kept valid_at {kept!r}, not {body.get('valid_at')!r}")
+        return r.status_code
 
     def recall(
         self, token: str, query: str, limit: int = RECALL_LIMIT, reference_time: datetime | None = None
