@@ -53,6 +53,36 @@ function when(iso) {
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+// the day a memory is about, in the mind's timezone (the one its relative dates were read in and the
+// chat prompt dates it in); the browser's own zone for a server that answers no timezone
+function mindZone() {
+  const mind = state.minds.find((m) => m.mind_id === state.mind);
+  return mind && mind.timezone ? mind.timezone : undefined;
+}
+
+function day(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso);
+  try {
+    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: mindZone() });
+  } catch (err) {
+    return date.toLocaleDateString(undefined, { dateStyle: "medium" }); // a zone this browser lacks
+  }
+}
+
+// A memory's date: when what it says was true (valid_at), else when it was stored (created_at).
+function dated(m) {
+  const valid = Boolean(m.valid_at);
+  const iso = valid ? m.valid_at : m.created_at;
+  if (!iso) return null;
+  return el("time", {
+    class: `when ${valid ? "valid" : "stored"}`,
+    datetime: iso,
+    title: valid ? `True from ${when(iso)}` : `Stored ${when(iso)} (no date of its own)`,
+    text: valid ? `dated ${day(iso)}` : `stored ${day(iso)}`,
+  });
+}
+
 // ---------------------------------------------------------------- the API
 
 class ApiError extends Error {
@@ -486,7 +516,7 @@ function memoryCard(m) {
     head,
     el("p", { class: "content", dir: "auto", text: m.content }),
     tagList(m.tags),
-    el("p", { class: "meta", text: meta.join(" · ") }),
+    el("p", { class: "meta" }, dated(m), m.valid_at || m.created_at ? " · " : null, meta.join(" · ")),
     actions,
   );
   return card;
@@ -644,7 +674,11 @@ function versionItem(m, v, current) {
     tagList(v.tags),
     el("p", {
       class: "meta",
-      text: [when(v.updated_at), v.expires_at ? `expires ${when(v.expires_at)}` : null].filter(Boolean).join(" · "),
+      text: [
+        when(v.updated_at),
+        v.valid_at ? `dated ${day(v.valid_at)}` : null,
+        v.expires_at ? `expires ${when(v.expires_at)}` : null,
+      ].filter(Boolean).join(" · "),
     }),
   );
   if (!current) {
