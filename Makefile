@@ -20,7 +20,7 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_PATH := $(dir $(PYTHON)):$(PATH)
 export SAM_CLI_TELEMETRY ?= 0
 
-.PHONY: help venv sam-venv browser run invoke test screenshots lint build bench bench-locomo clean ts-types build-CommonLayer layer-deps layer-package
+.PHONY: help venv sam-venv browser run invoke test screenshots lint build bench bench-locomo bench-temporal clean ts-types build-CommonLayer layer-deps layer-package
 
 help:
 	@echo "make run          serve the API on http://127.0.0.1:3000 (no AWS account needed)"
@@ -30,6 +30,7 @@ help:
 	@echo "make lint         ruff, ruff format --check, mypy, cfn-lint"
 	@echo "make build        sam build (in its own virtual environment)"
 	@echo "make bench        recall/ingest benchmarks;  make bench-locomo  LoCoMo retrieval"
+	@echo "make bench-temporal  the Time issue's figures: period latency, the temporal set, the boost"
 	@echo "make ts-types     regenerate clients/typescript/src/schema.d.ts from GET /openapi.json"
 
 # ---------------------------------------------------------------- environments
@@ -126,6 +127,14 @@ bench: venv
 
 bench-locomo: venv
 	"$(VENV)/bin/python" -m bench.locomo
+	"$(VENV)/bin/python" -m bench.locomo.periods
+
+# the Time issue's figures alone: recall latency with the period logic, the temporal set through the
+# local server, and the offline choice of the period boost (cross-validated on users and languages)
+bench-temporal: venv
+	"$(VENV)/bin/python" -m bench --only periods,temporal --out "$(ROOT)/.bench/report-temporal.json"
+	"$(VENV)/bin/python" -m bench.temporal tune
+	"$(VENV)/bin/python" -m bench.temporal tune --embedder none
 
 # The TypeScript client's types, from the document GET /openapi.json serves (the docs function run
 # once, offline), through openapi-typescript in Deno; tests/e2e/test_typescript_clients.py checks them.

@@ -1,5 +1,7 @@
 """`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, the fleet
-simulation, end-to-end and the local server's throughput under 8 concurrent clients.
+simulation, end-to-end, the local server's throughput under 8 concurrent clients, and the Time issue's
+figures (recall latency with the period logic against the code before it; the temporal set's
+recall@5 through the local server).
 
     .venv/bin/python -m bench                 # the issue's sizes (1k/10k/100k), under 10 minutes
     .venv/bin/python -m bench --quick         # small sizes, a minute or two
@@ -22,7 +24,19 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "fleet", "e2e", "throughput")
+SECTIONS = (
+    "scoring",
+    "cost",
+    "overlap",
+    "coldstart",
+    "ingest",
+    "chatturn",
+    "fleet",
+    "e2e",
+    "throughput",
+    "periods",
+    "temporal",
+)
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -99,6 +113,14 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], 
         from bench import e2e
 
         return e2e.throughput(per_client=8 if quick else 24, seed_n=50 if quick else 200, log=_log)
+    elif section == "periods":
+        from bench import periods
+
+        return periods.run([300] if quick else [1000, 5000], rounds=5 if quick else 25, log=_log)
+    elif section == "temporal":
+        from bench import temporal
+
+        return temporal.run_local(log=_log)
     raise SystemExit(f"unknown section {section!r}; one of {', '.join(SECTIONS)}")
 
 

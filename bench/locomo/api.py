@@ -4,7 +4,8 @@ The pieces `python -m bench.locomo` is made of, kept free of global state so the
 call them on a tiny synthetic conversation without a server:
 
 - `key_for(dia_id)`: a turn's memory key ("D1:3" → "d1_3"), and `KeyMap` to read keys back;
-- `turn_memories(conv)`: the `POST /memory` bodies of a conversation's turns;
+- `turn_memories(conv)`: the `POST /memory` bodies of a conversation's turns, each with its
+  session's date as `valid_at` (when the turn was said);
 - `recall_at_k(ranked, evidence)` / `mean_recall(...)`: the same turn-level recall@k as
   `bench.locomo.offline.evaluate`, for ranked lists the API returned (not score arrays);
 - `LocalServer`: `python -m local` as a subprocess on a temporary DATA_DIR;
@@ -27,6 +28,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +78,20 @@ class KeyMap:
         return [self.index[k] for k in keys if k is not None and k in self.index]
 
 
-def turn_memories(conv: Conversation) -> list[dict[str, Any]]:
-    """The `POST /memory` bodies of a conversation's turns, in order."""
-    return [
-        {"category": CATEGORY, "key": key, "content": doc}
-        for key, doc in zip(KeyMap.of(conv).keys, conv.docs, strict=True)
-    ]
+def turn_memories(conv: Conversation, *, dated: bool = True) -> list[dict[str, Any]]:
+    """The `POST /memory` bodies of a conversation's turns, in order; with `dated`, each is valid
+    from its session's date (a turn whose session has no readable date gets none)."""
+    bodies: list[dict[str, Any]] = []
+    for key, doc, said in zip(KeyMap.of(conv).keys, conv.docs, conv.said_at, strict=True):
+        body: dict[str, Any] = {"category": CATEGORY, "key": key, "content": doc}
+        if dated and said is not None:
+            body["valid_at"] = rfc3339(said)
+        bodies.append(body)
+    return bodies
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,10 +254,21 @@ class Client:
         raise AssertionError("unreachable")
 
     def store(self, token: str, body: dict[str, Any]) -> int:
-        """POST /memory; the status (201 created, 200 updated)."""
-        return self._post("/memory", token, body).status_code
+        """POST /memory; the status (201 created, 200 updated). A `valid_at` the server does not
+        keep stops the run: the dated figures would be those of undated turns."""
+        r = self._post("/memory", token, body)
+        kept = r.json().get("valid_at", body.get("valid_at"))
+        if kept != body.get("valid_at"):
+            raise ApiError(f"POST /memory kept valid_at {kept!r}, not {body.get('valid_at')!r}")
+        return r.status_code
 
-    def recall(self, token: str, query: str, limit: int = RECALL_LIMIT) -> list[str | None]:
-        """POST /memory/recall; the returned memories' keys, best first."""
-        out = self._post("/memory/recall", token, {"query": query, "limit": limit}).json()
+    def recall(
+        self, token: str, query: str, limit: int = RECALL_LIMIT, reference_time: datetime | None = None
+    ) -> list[str | None]:
+        """POST /memory/recall (asked at `reference_time`: what "last week" in a question means);
+        the returned memories' keys, best first."""
+        body: dict[str, Any] = {"query": query, "limit": limit}
+        if reference_time is not None:
+            body["reference_time"] = rfc3339(reference_time)
+        out = self._post("/memory/recall", token, body).json()
         return [m.get("key") for m in out["memories"]]

@@ -253,6 +253,27 @@ def _r(values: np.ndarray) -> dict[str, float]:
     return {f"R@{k}": round(float(v), 4) for k, v in zip(KS, values, strict=True)}
 
 
+def by_category(
+    results: Sequence[Sequence[np.ndarray]], cv: CVResult, views: Sequence[ServiceView]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """recall@k per question category: in-sample with the defaults, and held out (pooled: each
+    question scored with the choice of the fold that held its conversation out)."""
+
+    def split(rows: Sequence[tuple[np.ndarray, Sequence[int]]]) -> dict[str, dict[str, float]]:
+        grouped: dict[int, list[np.ndarray]] = {}
+        for scores, categories in rows:
+            for row, cat in zip(scores, categories, strict=True):
+                grouped.setdefault(cat, []).append(row)
+        return {str(cat): _r(np.mean(grouped[cat], axis=0)) for cat in sorted(grouped)}
+
+    return {
+        "in_sample_defaults": split([(results[0][c], v.categories) for c, v in enumerate(views)]),
+        "held_out_pooled": split(
+            [(results[f.choice][f.held_out], views[f.held_out].categories) for f in cv.folds]
+        ),
+    }
+
+
 def _diff(p: RankingParams) -> dict[str, Any]:
     """The fields of `p` that differ from the defaults."""
     return {k: v for k, v in asdict(p).items() if getattr(DEFAULTS, k) != v}
@@ -308,7 +329,8 @@ def estimate(
                 "allowed_choices": sum(allowed),
                 "defaults_recall_at_5": round(thai_r5[0], 4),
             }
-        cv = leave_one_out(score_grid(views, grid, scorer), allowed)
+        results = score_grid(views, grid, scorer)
+        cv = leave_one_out(results, allowed)
         seconds = time.perf_counter() - t0
         log(f"  {name}: {len(grid)} choices × {len(views)} conversations scored in {seconds:.0f}s")
         out["methods"][name] = {
@@ -319,6 +341,7 @@ def estimate(
             "best_in_sample": _r(cv.best_in_sample),
             "best_in_sample_choice": _diff(grid[cv.best_in_sample_choice]),
             "defaults_are_best_in_sample": cv.best_in_sample_choice == 0,
+            "by_category": by_category(results, cv, views),
             "folds": [
                 {
                     "held_out": views[f.held_out].name,

@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -53,14 +53,22 @@ class Conversation:
     docs: list[str] = field(default_factory=list)
     dia_ids: list[str] = field(default_factory=list)
     age_days: list[float] = field(default_factory=list)  # days before the last session
+    # when each turn was said: its session's date (LoCoMo gives no timezone: read as UTC), or None
+    said_at: list[datetime | None] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
     skipped: int = 0
 
+    @property
+    def asked_at(self) -> datetime | None:
+        """When the questions are asked: after the conversation, at its last session's date."""
+        return max((d for d in self.said_at if d is not None), default=None)
+
 
 def _parse_date(raw: str) -> datetime | None:
+    """A session's date ("1:56 pm on 8 May, 2023"), as UTC (the data names no timezone)."""
     for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
         try:
-            return datetime.strptime(raw.strip(), fmt)
+            return datetime.strptime(raw.strip(), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     return None
@@ -86,6 +94,7 @@ def load(data_dir: Path = DATA_DIR) -> list[Conversation]:
                 conv.docs.append(f"[{dates[n]}] {turn['speaker']}: {turn['text']}")
                 conv.dia_ids.append(turn["dia_id"])
                 conv.age_days.append(age)
+                conv.said_at.append(when)
         index = {d: i for i, d in enumerate(conv.dia_ids)}
         for qa in raw["qa"]:
             if qa.get("category") not in (1, 2, 3, 4):
@@ -200,17 +209,26 @@ def prepare(
 
 
 def evaluate(prep: Prepared, ranker: Ranker, ks: Sequence[int] = KS) -> dict[int, float]:
-    totals = dict.fromkeys(ks, 0.0)
-    count = 0
+    return evaluate_by_category(prep, ranker, ks)["all"]
+
+
+def evaluate_by_category(
+    prep: Prepared, ranker: Ranker, ks: Sequence[int] = KS
+) -> dict[str, dict[int, float]]:
+    """recall@k over all questions ("all") and per category ("1".."4")."""
+    totals: dict[str, dict[int, float]] = {}
+    counts: dict[str, int] = {}
     kmax = max(ks)
     for ci, conv in enumerate(prep.convs):
         for qi, q in enumerate(conv.questions):
             top = fusion.top_k(ranker(ci, qi), kmax)
-            for k in ks:
-                found = len(q.evidence.intersection(top[:k].tolist()))
-                totals[k] += found / len(q.evidence)
-            count += 1
-    return {k: totals[k] / max(count, 1) for k in ks}
+            for group in ("all", str(q.category)):
+                row = totals.setdefault(group, dict.fromkeys(ks, 0.0))
+                for k in ks:
+                    row[k] += len(q.evidence.intersection(top[:k].tolist())) / len(q.evidence)
+                counts[group] = counts.get(group, 0) + 1
+    totals.setdefault("all", dict.fromkeys(ks, 0.0))
+    return {g: {k: row[k] / max(counts.get(g, 0), 1) for k in ks} for g, row in sorted(totals.items())}
 
 
 def bm25_ranker(prep: Prepared) -> Ranker:

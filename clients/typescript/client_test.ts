@@ -94,11 +94,51 @@ Deno.test("a chat turn: ingest in Thai and English, then context and identity", 
   const context = await synapse.context({ query: "Kubernetes billing", sessionId, recent: 5 });
   assertMatch(context.memories[0].text, /Kubernetes/);
   assertEquals(context.recent.length, 4);
-  assertMatch(context.prompt, /Identity:/);
+  assertMatch(context.prompt, /^Current time: \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\)\n\nIdentity:/);
 
   const summary = await synapse.summarize({ sessionId });
   assertMatch(summary.chunk_id, new RegExp(`^sum:${sessionId}:chunk_1$`));
   assertEquals((await synapse.summaries(sessionId)).summaries.length, 1);
+});
+
+Deno.test("time: a dated Thai conversation, recalled by its day, read as of a moment", async () => {
+  const before = new Date(Date.now() - 5 * 60_000).toISOString();
+  const sessionId = `ts-${crypto.randomUUID().slice(0, 8)}`;
+  // said at 10:00 on 4 December 2026 in Bangkok
+  const ingested = await synapse.ingest({
+    sessionId,
+    messages: [
+      {
+        role: "user",
+        content: "เมื่อวานผมไปหาหมอฟันที่โรงพยาบาลศิริราช",
+        created_at: "2026-12-04T10:00:00+07:00",
+      },
+    ],
+    timezone: "Asia/Bangkok",
+  });
+  const dentist = ingested.nuggets.find((n) => n.content.includes("หมอฟัน"));
+  assert(dentist, JSON.stringify(ingested));
+  assertEquals(dentist.content, "ผมไปหาหมอฟันที่โรงพยาบาลศิริราช (3 ธ.ค. 2569)");
+  assertEquals(dentist.valid_at, "2026-12-02T17:00:00Z"); // 00:00 on 3 December in Bangkok
+
+  const asked = { reference_time: "2026-12-04T19:00:00+07:00", timezone: "Asia/Bangkok" };
+  const found = await synapse.recall({ query: "เมื่อวานไปไหนมา", limit: 3, ...asked });
+  const hit = found.memories.find((m) => m.id === dentist.id);
+  assertEquals(hit?.valid_at, "2026-12-02T17:00:00Z");
+  const context = await synapse.context({ query: "เมื่อวานไปไหนมา", ...asked });
+  const lines = context.prompt.split("\n");
+  assertEquals(lines[0], "Current time: 2026-12-04 19:00 (Asia/Bangkok)");
+  assert(lines.includes("- (2026-12-03) ผมไปหาหมอฟันที่โรงพยาบาลศิริราช (3 ธ.ค. 2569)"), context.prompt);
+
+  // as of a moment before the ingest, the mind held none of it
+  assertEquals(
+    (await failure(synapse.memories.get(dentist.id, { asOf: before }))).code,
+    "not_found",
+  );
+  assertEquals((await synapse.memories.list({ as_of: before })).memories, []);
+  assertEquals((await synapse.recall({ query: "หมอฟัน", as_of: before })).memories, []);
+  const now = new Date().toISOString();
+  assertEquals((await synapse.memories.get(dentist.id, { asOf: now })).content, dentist.content);
 });
 
 Deno.test("minds: a memory of one mind is not found from another", async () => {

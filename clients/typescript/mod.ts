@@ -6,6 +6,12 @@
  * @module
  */
 export { jwtSubject, Synapse } from "./src/client.ts";
-export type { CallOptions, IngestOptions, SynapseOptions, Token } from "./src/client.ts";
+export type {
+  CallOptions,
+  GetOptions,
+  IngestOptions,
+  SynapseOptions,
+  Token,
+} from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
 export type * from "./src/types.ts";

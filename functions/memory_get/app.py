@@ -1,6 +1,10 @@
-"""GET /memory/{id} — one memory."""
+"""GET /memory/{id} — one memory; `?as_of=` (RFC 3339): as it was then."""
 
-from synapse.core.models.base import Scope
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from synapse.core.models.base import Rfc3339In, Scope
 from synapse.core.models.memory import Memory
 from synapse.http.caller import InMind
 from synapse.http.entrypoint import entrypoint
@@ -17,8 +21,8 @@ app = resolver()
     tags=["memories"],
     responses=responses("read", params=False, not_found="no memory with that id (or it has expired)"),
 )
-def get(id: str, mind: InMind) -> Memory:
-    return memories.get(mind, id)
+def get(id: str, mind: InMind, as_of: Annotated[Rfc3339In | None, Query()] = None) -> Memory:
+    return memories.get(mind, id, as_of)
 
 
 handler = entrypoint(app, scope=Scope.read)

@@ -1,10 +1,10 @@
-"""GET /memory — list memories, filtered, a page at a time."""
+"""GET /memory — list memories, filtered, a page at a time; `?as_of=` (RFC 3339): as they were then."""
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from synapse.core.models.base import Category, Scope, Source, Tag
+from synapse.core.models.base import Category, Rfc3339In, Scope, Source, Tag
 from synapse.core.models.memory import MemoryList
 from synapse.http.caller import InMind
 from synapse.http.entrypoint import entrypoint
@@ -24,9 +24,17 @@ def list_memories(
     verified: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    as_of: Annotated[Rfc3339In | None, Query()] = None,
 ) -> MemoryList:
     page, next_cursor = memories.list_page(
-        mind, category=category, tag=tag, source=source, verified=verified, limit=limit, cursor=cursor
+        mind,
+        category=category,
+        tag=tag,
+        source=source,
+        verified=verified,
+        limit=limit,
+        cursor=cursor,
+        as_of=as_of,
     )
     return MemoryList(memories=page, next_cursor=next_cursor)
 

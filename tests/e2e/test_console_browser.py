@@ -510,7 +510,7 @@ def test_the_minds_timezone_is_shown_changed_and_dates_its_memories(
     assert api("POST", "/memory", body, **{"X-Mind-Id": mind}).status_code == 201
     page = sign_in()
     page.select_option("#mind", mind)
-    expect(card(page, "meeting")).to_contain_text("on 4 Dec 2025")
+    expect(card(page, "meeting")).to_contain_text("dated 4 Dec 2025")
     # When its settings are opened
     page.click(".tab[data-view=settings]")
     # Then they show its name and timezone
@@ -532,7 +532,44 @@ def test_the_minds_timezone_is_shown_changed_and_dates_its_memories(
     timezones = {m["mind_id"]: m["timezone"] for m in api("GET", "/minds").json()["minds"]}
     assert timezones[mind] == "Asia/Bangkok" and timezones["default"] == "UTC"
     page.click(".tab[data-view=memories]")
-    expect(card(page, "meeting")).to_contain_text("on 5 Dec 2025")
+    expect(card(page, "meeting")).to_contain_text("dated 5 Dec 2025")
+
+
+def test_each_memory_shows_its_date_in_the_minds_timezone(
+    local_server: LocalServer, browser: Browser
+) -> None:
+    # Given a user whose mind is in UTC (the default), a Thai message said at 03:00 UTC on 4 December
+    # 2026 about yesterday, ingested; and a memory with no date of its own
+    api = Api(local_server, local_server.make_jwt(f"console-time-{uuid.uuid4().hex[:8]}"))
+    said = [{"role": "user", "content": "เมื่อวานผมไปหาหมอฟัน", "created_at": "2026-12-04T03:00:00Z"}]
+    r = api("POST", "/memory/ingest", {"sessionId": "s1", "messages": said})
+    assert r.status_code == 200, r.text
+    (dentist,) = [n for n in r.json()["nuggets"] if "หมอฟัน" in n["content"]]
+    assert dentist["valid_at"] == "2026-12-03T00:00:00Z"
+    api.remember("preference", "tea", "ชอบชาเขียว")
+    # When the console is open in a browser in Los Angeles (where that moment is 2 December)
+    ctx = browser.new_context(
+        viewport={"width": 1200, "height": 860}, locale="en-GB", timezone_id="America/Los_Angeles"
+    )
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{local_server.url}/console#token={api.token}")
+        expect(page.locator("#list-status")).to_contain_text("shown")
+        # Then the ingested memory is dated by its day in the mind's timezone, and says so
+        when = card(page, dentist["key"]).locator("time.when")
+        expect(when).to_have_text("dated 3 Dec 2026")
+        expect(when).to_have_attribute("datetime", "2026-12-03T00:00:00Z")
+        expect(when).to_have_class(re.compile(r"\bvalid\b"))
+        # and the undated one by the day it was stored
+        stored = card(page, "tea").locator("time.when")
+        expect(stored).to_have_class(re.compile(r"\bstored\b"))
+        expect(stored).to_have_text(re.compile(r"^stored \d{1,2} \w{3} \d{4}$"))
+        # and its history dates the version too
+        card(page, dentist["key"]).locator("button.history-btn").click()
+        expect(page.locator("#timeline .meta").first).to_contain_text("dated 3 Dec 2026")
+    finally:
+        ctx.close()
 
 
 # ---------------------------------------------------------------- sessions

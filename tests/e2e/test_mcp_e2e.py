@@ -134,18 +134,15 @@ def test_a_context_tool_call_is_the_context_route_for_a_thai_and_an_english_sess
         body = {"sessionId": session, "messages": [{"role": "user", "content": m} for m in messages]}
         ingested = requests.post(f"{local_server.url}/memory/ingest", headers=headers, json=body, timeout=60)
         assert ingested.status_code == 200, ingested.text
-        route = requests.post(
-            f"{local_server.url}/memory/context",
-            headers=headers,
-            json={"sessionId": session, "query": query},
-            timeout=60,
-        )
+        # (one reference time for both: the prompt's first line is the current time)
+        asked = {"sessionId": session, "query": query, "reference_time": "2026-12-03T10:15:00Z"}
+        route = requests.post(f"{local_server.url}/memory/context", headers=headers, json=asked, timeout=60)
         assert route.status_code == 200, route.text
         assert route.json()["recent"] and route.json()["memories"]
 
-        async def tool(session: str = session, query: str = query) -> str:
+        async def tool(asked: dict[str, str] = asked) -> str:
             async with connect(local_server, jwt) as mcp:
-                return text_of(await mcp.call_tool("context", {"query": query, "sessionId": session}))
+                return text_of(await mcp.call_tool("context", asked))
 
         assert run(tool()) == route.json()["prompt"]
 

@@ -10,7 +10,7 @@ import asyncio
 import re
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -177,7 +177,9 @@ def test_ingest_thai_and_english_then_recall_context_summaries_identity(user: tu
 
     # one chat turn's context: identity, memories, recent messages, and the prompt block
     ctx = mem.context("Where do I live now?", session_id=session, limit=3, recent=2)
-    assert ctx.prompt.startswith("Identity:") and "Recent messages:" in ctx.prompt
+    first, _, rest = ctx.prompt.partition("\n\n")  # the current time, then the parts
+    assert first.startswith("Current time: ") and first.endswith(" (UTC)")
+    assert rest.startswith("Identity:") and "Recent messages:" in ctx.prompt
     assert ctx.identity and "สมชาย" in ctx.identity
     assert len(ctx.recent) == 2 and ctx.recent[-1].content == "I prefer dark theme"
     assert 1 <= len(ctx.memories) <= 3 and ctx.summary is None
@@ -192,6 +194,50 @@ def test_ingest_thai_and_english_then_recall_context_summaries_identity(user: tu
     chunks = mem.summaries(session)
     assert [c.chunk_id for c in chunks] == [summary.chunk_id, given.chunk_id] and chunks[0].msg_count > 0
     assert mem.context("Friday plans", session_id=session).summary == given.summary
+
+
+def test_time_a_dated_thai_conversation_recalled_by_its_day_and_read_as_of_a_moment(
+    user: tuple[str, Synapse],
+) -> None:
+    _, mem = user
+    bangkok = timezone(timedelta(hours=7))
+    before = datetime.now(UTC) - timedelta(minutes=5)
+    # Given a Thai conversation said on the morning of 4 December 2026 in Bangkok
+    said = datetime(2026, 12, 4, 10, 0, tzinfo=bangkok)
+    out = mem.ingest(
+        uid("s"),
+        [
+            Message(role="user", content="เมื่อวานผมไปหาหมอฟันที่โรงพยาบาลศิริราช", created_at=said),
+            {"role": "user", "content": "พรุ่งนี้ต้องไปประชุมที่เชียงราย", "created_at": said + timedelta(minutes=1)},
+        ],
+        timezone="Asia/Bangkok",
+    )
+    # Then each memory is dated by the day its words meant (00:00 in Bangkok), as datetimes
+    dated = {n.content: n.valid_at for n in out.nuggets}
+    assert dated["ผมไปหาหมอฟันที่โรงพยาบาลศิริราช (3 ธ.ค. 2569)"] == datetime(2026, 12, 2, 17, 0, tzinfo=UTC)
+    assert dated["ต้องไปประชุมที่เชียงราย (5 ธ.ค. 2569)"] == datetime(2026, 12, 4, 17, 0, tzinfo=UTC)
+
+    # When asked that evening what happened yesterday, yesterday's memory is lifted, and dated
+    # (in a mind of two memories the lift need not put it first: see README, "Time")
+    def dentist_score(asked: datetime) -> float:
+        found = mem.recall("เมื่อวานไปไหนมา", limit=2, reference_time=asked, timezone="Asia/Bangkok")
+        (hit,) = [m for m in found.memories if "หมอฟัน" in m.text]
+        assert hit.valid_at == datetime(2026, 12, 2, 17, 0, tzinfo=UTC)
+        return hit.score
+
+    assert dentist_score(said + timedelta(hours=9)) > dentist_score(said + timedelta(days=7)) + 0.3
+    ctx = mem.context("เมื่อวานไปไหนมา", reference_time=said, timezone="Asia/Bangkok")
+    assert ctx.prompt.splitlines()[0] == "Current time: 2026-12-04 10:00 (Asia/Bangkok)"
+    assert "- (2026-12-03) ผมไปหาหมอฟันที่โรงพยาบาลศิริราช (3 ธ.ค. 2569)" in ctx.prompt.splitlines()
+
+    # and as of a moment before the ingest, the mind held none of it
+    dentist = next(n for n in out.nuggets if "หมอฟัน" in n.content)
+    assert mem.list(as_of=before).memories == []
+    assert list(mem.iter_memories(as_of=before)) == []
+    with pytest.raises(NotFound):
+        mem.get(dentist.id, as_of=before)
+    assert mem.recall("หมอฟัน", as_of=before).memories == []
+    assert mem.get(dentist.id, as_of=datetime.now(UTC)).content == dentist.content
 
 
 def test_minds_per_client_per_call_and_a_mind_key_refusing_another_mind(

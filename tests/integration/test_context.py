@@ -65,9 +65,17 @@ def test_a_chat_turn_gets_identity_memories_summary_and_recent_messages(
 def test_without_a_session_there_is_no_summary_nor_recent_and_empty_parts_leave_the_prompt(
     call: Call,
 ) -> None:
-    answer = context(call, {"query": "anything at all"})
+    # (the prompt's first line is the current time, whatever else there is: the Time issue)
+    at = "2026-12-03T10:15:00Z"
+    answer = context(call, {"query": "anything at all", "reference_time": at})
     assert answer["statusCode"] == 200, answer["body"]
-    assert answer["json"] == {"identity": None, "memories": [], "summary": None, "recent": [], "prompt": ""}
+    assert answer["json"] == {
+        "identity": None,
+        "memories": [],
+        "summary": None,
+        "recent": [],
+        "prompt": "Current time: 2026-12-03 10:15 (UTC)",
+    }
     call(
         "memory_create",
         "POST",
@@ -75,8 +83,8 @@ def test_without_a_session_there_is_no_summary_nor_recent_and_empty_parts_leave_
         body={"category": "fact", "key": "pet", "content": "A dog named Mango"},
         who=ALICE,
     )
-    out = context(call, {"query": "dog", "sessionId": "never-used"})["json"]
-    assert out["prompt"] == "Relevant memories:\n- A dog named Mango"
+    out = context(call, {"query": "dog", "sessionId": "never-used", "reference_time": at})["json"]
+    assert out["prompt"] == "Current time: 2026-12-03 10:15 (UTC)\n\nRelevant memories:\n- A dog named Mango"
     assert out["summary"] is None and out["recent"] == []
 
 

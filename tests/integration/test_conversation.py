@@ -304,14 +304,17 @@ def test_summarize_on_demand_numbers_chunks_in_write_order(call: Call) -> None:
     stored = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)
     assert stored["statusCode"] == 200 and stored["json"]["chunk_id"] == "sum:s1:chunk_1"
     assert "release plan" in stored["json"]["summary"]
+    # a message said on Friday 20 November 2026 about "next Monday": the summary states that Monday
+    said = {"role": "user", "content": "ตกลงว่าจะเปิดตัววันจันทร์หน้า", "created_at": "2026-11-20T03:00:00Z"}
     given = call(
         "memory_summarize",
         "POST",
         "/memory/summarize",
-        body={"sessionId": "s1", "messages": [{"role": "user", "content": "ตกลงว่าจะเปิดตัววันจันทร์หน้า"}]},
+        body={"sessionId": "s1", "messages": [said]},
         who=ALICE,
     )
-    assert given["json"]["chunk_id"] == "sum:s1:chunk_2" and "จันทร์" in given["json"]["summary"]
+    assert given["json"]["chunk_id"] == "sum:s1:chunk_2"
+    assert given["json"]["summary"] == "ตกลงว่าจะเปิดตัว (23 พ.ย. 2569)"
     empty = call(
         "memory_summarize", "POST", "/memory/summarize", body={"sessionId": "nothing-here"}, who=ALICE
     )
@@ -547,15 +550,21 @@ def test_raw_messages_past_their_ttl_are_neither_summarized_nor_exported(call: C
 
     from synapse.core.models.base import utcnow
     from synapse.store import conversations
+    from synapse.store.conversations import NewMessage
     from synapse.store.keys import Space
 
     old = utcnow() - timedelta(days=8)
     alice = Space("alice")
     conversations.append_messages(
-        alice, "s1", [("user", "an old secret")], request_id="old", now=old, ttl_days=7
+        alice, "s1", [NewMessage("user", "an old secret", old)], request_id="old", now=old, ttl_days=7
     )
     conversations.append_messages(
-        alice, "s1", [("user", "a fresh fact")], request_id="new", now=utcnow(), ttl_days=7
+        alice,
+        "s1",
+        [NewMessage("user", "a fresh fact", utcnow())],
+        request_id="new",
+        now=utcnow(),
+        ttl_days=7,
     )
     # When the session is summarized from its stored messages, and everything is exported
     summary = call("memory_summarize", "POST", "/memory/summarize", body={"sessionId": "s1"}, who=ALICE)

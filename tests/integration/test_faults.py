@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import botocore.endpoint
@@ -22,6 +23,12 @@ from synapse.store import conversations as conversations_store
 from synapse.store import db
 from synapse.store.keys import Space
 from tests.conftest import TABLE, Call
+
+
+def said(content: str, at: datetime) -> conversations_store.NewMessage:
+    """A user's raw message said at `at`."""
+    return conversations_store.NewMessage("user", content, at)
+
 
 MESSAGES = [
     {"role": "user", "content": "My name is Somchai and I live in Chiang Mai"},
@@ -323,7 +330,7 @@ def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_w
 
     race = Space("u-race")
     conversations_store.append_messages(
-        race, "s", [("user", "one"), ("user", "two")], request_id="h0", now=now, ttl_days=1
+        race, "s", [said("one", now), said("two", now)], request_id="h0", now=now, ttl_days=1
     )
     real_get = conversations._get
     raced: list[bool] = []
@@ -333,14 +340,14 @@ def test_an_ingest_that_loses_the_race_for_the_session_count_retries_after_the_w
         if sk == keys.session_sk("s") and not raced:
             raced.append(True)
             conversations_store.append_messages(
-                race, "s", [("user", "rival")], request_id="h1", now=now, ttl_days=1
+                race, "s", [said("rival", now)], request_id="h1", now=now, ttl_days=1
             )
         return found
 
     monkeypatch.setattr(conversations, "_get", get_then_race)
     # When ours is written
     span = conversations_store.append_messages(
-        race, "s", [("user", "three"), ("user", "four")], request_id="h2", now=now, ttl_days=1
+        race, "s", [said("three", now), said("four", now)], request_id="h2", now=now, ttl_days=1
     )
     # Then it took the numbers after the winner's, and nothing was counted twice or overwritten
     assert raced and (span.first, span.last, span.replayed) == (4, 5, False)
@@ -356,19 +363,19 @@ def test_a_marker_past_its_ttl_is_not_a_retry(aws: Any) -> None:
     then = utcnow() - timedelta(hours=5)
     ttl = Space("u-ttl")
     first = conversations_store.append_messages(
-        ttl, "s", [("user", "hello there")], request_id="h", now=then, ttl_days=7
+        ttl, "s", [said("hello there", then)], request_id="h", now=then, ttl_days=7
     )
     # When the same batch arrives within the hour: a retry; five hours later: a new ingest
     retry = conversations_store.append_messages(
         ttl,
         "s",
-        [("user", "hello there")],
+        [said("hello there", then)],
         request_id="h",
         now=then + timedelta(minutes=30),
         ttl_days=7,
     )
     later = conversations_store.append_messages(
-        ttl, "s", [("user", "hello there")], request_id="h", now=utcnow(), ttl_days=7
+        ttl, "s", [said("hello there", then)], request_id="h", now=utcnow(), ttl_days=7
     )
     # Then the retry found the first range, the later one was stored and counted
     assert (first.first, first.replayed) == (1, False)

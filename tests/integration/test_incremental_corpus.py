@@ -64,7 +64,7 @@ def same_corpus(got: Corpus, want: Corpus) -> None:
     for f in fields(nuggets.Columns):
         assert getattr(got.columns, f.name) == getattr(want.columns, f.name), f.name
     assert got.tokens == want.tokens
-    for name in ("priority", "updated", "expires"):
+    for name in ("priority", "updated", "expires", "when"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     for name in ("rows", "matrix", "scales"):
         assert np.array_equal(getattr(got.vectors, name), getattr(want.vectors, name)), name

@@ -7,13 +7,14 @@ agrees with the offline harness's `evaluate` over score arrays.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bench.locomo import offline
-from bench.locomo.__main__ import score_ranked, table
+from bench.locomo.__main__ import category_table, score_ranked, table
 from bench.locomo.api import KeyMap, key_for, mean_recall, recall_at_k, turn_memories
 
 TINY = {
@@ -156,3 +157,58 @@ def test_table_prints_one_row_per_method() -> None:
     assert len(lines) == 4
     assert "R@5" in lines[0] and "R@25" in lines[0]
     assert "0.750" in lines[2] and "0.300" in lines[3]
+
+
+# --- time -------------------------------------------------------------------------------------
+
+
+def test_turns_are_valid_from_their_sessions_date_and_asked_after_the_last(
+    conv: offline.Conversation,
+) -> None:
+    # Given the tiny conversation, When its turns become POST /memory bodies
+    bodies = turn_memories(conv)
+    # Then each is valid from its session's date (LoCoMo names no timezone: UTC), and the questions
+    # are asked at the last session's date
+    assert [b["valid_at"] for b in bodies] == [
+        "2023-05-08T13:56:00Z",
+        "2023-05-08T13:56:00Z",
+        "2023-05-08T13:56:00Z",
+        "2023-06-12T10:00:00Z",
+        "2023-06-12T10:00:00Z",
+        "2023-07-01T09:00:00Z",
+    ]
+    assert conv.asked_at == datetime(2023, 7, 1, 9, tzinfo=UTC)
+    # and without dates (the figures before the Time issue) there is none
+    assert all("valid_at" not in b for b in turn_memories(conv, dated=False))
+
+
+def test_the_offline_harness_scores_per_category_like_the_api_path(conv: offline.Conversation) -> None:
+    # Given fixed scores over the turns for each question
+    rng = np.random.default_rng(3)
+    scores = [rng.random(len(conv.docs)) for _ in conv.questions]
+    prep = offline.prepare([conv], [])
+    # When scored per category offline, and as ranked lists
+    ks = (1, 2, 5)  # six turns: recall@10 would find everything
+    found = offline.evaluate_by_category(prep, lambda ci, qi: scores[qi], ks=ks)
+    km = KeyMap.of(conv)
+    ranked = [km.ranked(km.keys[i] for i in np.argsort(-s, kind="stable")) for s in scores]
+    per_q = [(q.category, recall_at_k(ranked[qi], q.evidence, ks=ks)) for qi, q in enumerate(conv.questions)]
+    # Then both agree, category by category and overall
+    assert set(found) == {"all", "1", "2", "4"}
+    assert found["all"] == pytest.approx(mean_recall((r for _, r in per_q), ks=ks))
+    for cat in ("1", "2", "4"):
+        assert found[cat] == pytest.approx(mean_recall((r for c, r in per_q if str(c) == cat), ks=ks))
+    assert len({tuple(r.values()) for r in found.values()}) > 1  # the categories differ here
+
+
+def test_the_category_table_puts_temporal_beside_the_others() -> None:
+    text = category_table(
+        {
+            "API": {"1": {"R@10": 0.5}, "2": {"R@10": 0.875}, "3": {"R@10": 0.25}, "4": {"R@10": 0.75}},
+            "BM25": {"2": {"R@10": 0.125}, "all": {"R@10": 0.1}},
+        }
+    )
+    lines = text.splitlines()
+    assert "2 temporal" in lines[0] and "1 multi-hop" in lines[0] and "all" not in lines[0]
+    assert lines[2] == "| API | 0.500 | 0.875 | 0.250 | 0.750 |"
+    assert lines[3] == "| BM25 | - | 0.125 | - | - |"

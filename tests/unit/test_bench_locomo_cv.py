@@ -153,6 +153,14 @@ def test_estimate_reports_every_method_and_fold(
         assert [f["held_out"] for f in m["folds"]] == ["a", "b"]
         assert set(m["held_out"]) == {"R@5", "R@10", "R@25"}
     assert report["methods"]["dense"]["held_out"] == report["methods"]["dense"]["in_sample_defaults"]
+    # and per question category (2 is temporal): the categories' figures weighted by their questions
+    # are the overall figure
+    for m in report["methods"].values():
+        cats = m["by_category"]["in_sample_defaults"]
+        assert set(cats) == {"1", "2", "4"} and set(m["by_category"]["held_out_pooled"]) == {"1", "2", "4"}
+        weights = {"1": 1, "2": 1, "4": 1}  # one question of each category per conversation
+        pooled = sum(cats[c]["R@10"] * w for c, w in weights.items()) / 3
+        assert pooled == pytest.approx(m["in_sample_defaults"]["R@10"], abs=1e-3)
 
 
 def test_folds_pick_only_among_allowed_choices() -> None:

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -424,3 +425,131 @@ def test_summary_down_for_good_is_upstream_unavailable(gemini_double: GeminiDoub
     gemini_double.fail_next(10, 503)
     with pytest.raises(UpstreamUnavailable):
         get_summarizer().summarize([user("We decided to ship on Friday")])
+
+
+# --- time ---------------------------------------------------------------------------------------------
+
+
+def said(role: Role, text: str, at: str) -> Message:
+    return Message(role=role, content=text, created_at=datetime.fromisoformat(at))
+
+
+def dated_nugget(**extra: Any) -> dict[str, Any]:
+    return {
+        "category": "context",
+        "key": "dentist",
+        "content": "ไปหาหมอฟัน (2 ม.ค. 2569)",
+        "tags": ["health"],
+        "priority": "normal",
+        "confidence": 0.8,
+        "is_identity": False,
+        **extra,
+    }
+
+
+def test_the_extraction_prompt_shows_each_messages_time_in_the_timezone(gemini_double: GeminiDouble) -> None:
+    # Given messages said in 2025, the last at 20:00 UTC on 31 December (1 January 2026 in Bangkok)
+    gemini_double.generate = canned([dated_nugget(valid_at="2026-01-02", message=2)])
+    messages = [
+        said(Role.user, "ผมย้ายมากรุงเทพเมื่อเดือนที่แล้ว", "2025-11-30T09:15:00Z"),
+        said(Role.user, "พรุ่งนี้ต้องไปหาหมอฟัน", "2025-12-31T20:00:00Z"),
+    ]
+
+    # When extracted in Asia/Bangkok
+    nuggets = get_extractor().extract(messages, [], timezone="Asia/Bangkok")
+
+    # Then the prompt gave each message its local time and weekday, across the month and year boundary
+    (call,) = gemini_double.calls("generateContent")
+    prompt = " ".join(p["text"] for c in call.body["contents"] for p in c["parts"])
+    assert "[1] 2025-11-30 16:15 (Sunday) user: ผมย้ายมากรุงเทพเมื่อเดือนที่แล้ว" in prompt
+    assert "[2] 2026-01-01 03:00 (Thursday) user: พรุ่งนี้ต้องไปหาหมอฟัน" in prompt
+    # and the instructions named the timezone and asked for absolute dates and valid_at, inventing none
+    system = " ".join(p["text"] for p in call.body["systemInstruction"]["parts"])
+    assert "timezone is Asia/Bangkok" in system
+    assert "write the absolute date in `content`" in system and "Buddhist Era" in system
+    assert "`valid_at`" in system and "Never invent a date or a time" in system
+    # and the response schema asks for valid_at and the message it comes from
+    item = call.body["generationConfig"]["responseSchema"]["properties"]["nuggets"]["items"]
+    assert {"valid_at", "message"} <= set(item["properties"])
+    # and the answer's day is 00:00 of that day in Bangkok, in UTC
+    (nugget,) = nuggets
+    assert (nugget.content, nugget.valid_at) == (
+        "ไปหาหมอฟัน (2 ม.ค. 2569)",
+        datetime(2026, 1, 1, 17, tzinfo=UTC),
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "valid_at"),
+    [
+        ({"valid_at": "2026-01-02"}, "2026-01-01T17:00:00+00:00"),  # a day: 00:00 in the timezone
+        ({"valid_at": "2026-01-02T09:30"}, "2026-01-02T02:30:00+00:00"),  # no offset: in the timezone
+        ({"valid_at": "2026-01-02T09:30:00Z"}, "2026-01-02T09:30:00+00:00"),
+        ({"valid_at": "2026-01-02T09:30:00+09:00"}, "2026-01-02T00:30:00+00:00"),
+        # unusable: the time of the message it names, else of the latest message
+        ({"valid_at": "next Friday", "message": 1}, "2025-11-30T09:15:00+00:00"),
+        ({"valid_at": "0001-01-01", "message": 2}, "2025-12-31T20:00:00+00:00"),
+        ({"valid_at": "2026-02-30"}, "2025-12-31T20:00:00+00:00"),
+        ({"valid_at": 20260102, "message": 7}, "2025-12-31T20:00:00+00:00"),
+        ({"valid_at": None, "message": True}, "2025-12-31T20:00:00+00:00"),
+        ({}, "2025-12-31T20:00:00+00:00"),
+    ],
+)
+def test_valid_at_is_parsed_or_falls_back_to_the_message_time(
+    gemini_double: GeminiDouble, answer: dict[str, Any], valid_at: str
+) -> None:
+    # Given Gemini answers a nugget with this valid_at (and message)
+    gemini_double.generate = canned([dated_nugget(**answer)])
+    messages = [
+        said(Role.user, "ผมย้ายมากรุงเทพเมื่อเดือนที่แล้ว", "2025-11-30T09:15:00Z"),
+        said(Role.user, "พรุ่งนี้ต้องไปหาหมอฟัน", "2025-12-31T20:00:00Z"),
+    ]
+    # When extracted in Asia/Bangkok
+    (nugget,) = get_extractor().extract(messages, [], timezone="Asia/Bangkok")
+    # Then the nugget is kept, valid at the moment it names, else at its message's time
+    assert nugget.valid_at == datetime.fromisoformat(valid_at)
+
+
+def test_messages_without_a_time_make_the_old_prompt(gemini_double: GeminiDouble) -> None:
+    # Given messages that carry no time (a library caller's), When extracted
+    gemini_double.generate = canned([dated_nugget(valid_at="2026-01-02")])
+    (nugget,) = get_extractor().extract([user("พรุ่งนี้ต้องไปหาหมอฟัน")], [], timezone="Asia/Bangkok")
+    # Then the prompt says nothing about time, and no valid_at is guessed
+    (call,) = gemini_double.calls("generateContent")
+    system = " ".join(p["text"] for p in call.body["systemInstruction"]["parts"])
+    prompt = " ".join(p["text"] for c in call.body["contents"] for p in c["parts"])
+    assert "timezone" not in system and "[1] user: พรุ่งนี้ต้องไปหาหมอฟัน" in prompt
+    assert nugget.valid_at is None
+
+
+def test_the_rules_fallback_reads_the_same_times(gemini_double: GeminiDouble) -> None:
+    # Given Gemini answers no JSON, When a timed Thai message is extracted in Bangkok
+    gemini_double.generate = lambda body: "Sorry."
+    (nugget,) = get_extractor().extract(
+        [said(Role.user, "พรุ่งนี้ต้องไปหาหมอฟัน", "2025-12-31T20:00:00Z")], [], timezone="Asia/Bangkok"
+    )
+    # Then the rules resolve "tomorrow" in Bangkok
+    assert (nugget.content, nugget.valid_at) == (
+        "ต้องไปหาหมอฟัน (2 ม.ค. 2569)",
+        datetime(2026, 1, 1, 17, tzinfo=UTC),
+    )
+
+
+def test_the_summary_prompt_shows_the_times_and_asks_for_dates(gemini_double: GeminiDouble) -> None:
+    # Given Gemini answers a summary
+    gemini_double.generate = lambda body: "ผู้ใช้จะไปหาหมอฟันวันที่ 2 ม.ค. 2569"
+    # When two messages said across the year boundary are summarised in Bangkok
+    summary = get_summarizer().summarize(
+        [
+            said(Role.user, "พรุ่งนี้ต้องไปหาหมอฟัน", "2025-12-31T20:00:00Z"),
+            said(Role.assistant, "รับทราบครับ", "2025-12-31T20:01:00Z"),
+        ],
+        timezone="Asia/Bangkok",
+    )
+    # Then the prompt carried each message's local time and asked for absolute dates
+    (call,) = gemini_double.calls("generateContent")
+    system = " ".join(p["text"] for p in call.body["systemInstruction"]["parts"])
+    prompt = " ".join(p["text"] for c in call.body["contents"] for p in c["parts"])
+    assert "[1] 2026-01-01 03:00 (Thursday) user: พรุ่งนี้ต้องไปหาหมอฟัน" in prompt
+    assert "(Asia/Bangkok)" in system and "write dates absolutely" in system
+    assert summary == "ผู้ใช้จะไปหาหมอฟันวันที่ 2 ม.ค. 2569"

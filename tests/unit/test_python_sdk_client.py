@@ -16,7 +16,7 @@ import sys
 import traceback
 import uuid
 import zipfile
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
@@ -551,6 +551,133 @@ def test_messages_may_be_dicts_or_models_and_nothing_else() -> None:
             mem.ingest("s1", ["just text"])  # type: ignore[list-item]
         with pytest.raises(ValueError, match="role"):
             mem.ingest("s1", [{"content": "no role"}])
+
+
+def test_time_goes_where_the_contract_puts_it() -> None:
+    bangkok = timezone(timedelta(hours=7))
+    recalled = {"memories": [], "identity": None}
+    script = Script(httpx.Response(200, json=MEMORY))
+    with client(script) as mem:
+        # Given a memory dated by its day, another by its moment, and a date cleared
+        mem.store("context", "dentist", "ไปหาหมอฟัน", valid_at=date(2026, 12, 3))
+        mem.store("context", "trip", "Flew to Tokyo", valid_at=datetime(2026, 11, 20, 8, 0, tzinfo=bangkok))
+        mem.update("abc", valid_at=None)
+        mem.update("abc", valid_at="2026-03-01")
+        # When the mind is read as of a moment
+        mem.get("abc", as_of=datetime(2026, 12, 1, tzinfo=UTC))
+    # Then a day stays a day (the server reads it in the mind's timezone), a moment is sent in UTC
+    assert script.body(0)["valid_at"] == "2026-12-03"
+    assert script.body(1)["valid_at"] == "2026-11-20T01:00:00Z"
+    assert script.body(2) == {"valid_at": None} and script.body(3) == {"valid_at": "2026-03-01"}
+    assert dict(script.requests[4].url.params) == {"as_of": "2026-12-01T00:00:00Z"}
+
+    script = Script(httpx.Response(200, json={"memories": [], "next_cursor": None}))
+    with client(script) as mem:
+        mem.list(category="fact", as_of="2026-12-01T00:00:00Z")
+        list(mem.iter_memories(as_of="2026-12-01T00:00:00Z"))
+    assert dict(script.requests[0].url.params) == {"category": "fact", "as_of": "2026-12-01T00:00:00Z"}
+    assert script.requests[1].url.params["as_of"] == "2026-12-01T00:00:00Z"
+
+    script = Script(httpx.Response(200, json=recalled))
+    asked = datetime(2026, 12, 4, 3, 0, tzinfo=bangkok)
+    with client(script) as mem:
+        mem.recall("เมื่อวานทำอะไร", reference_time=asked, timezone="Asia/Bangkok")
+        mem.recall("where do I live", as_of="2026-06-01T00:00:00Z")
+        mem.recall("no time at all")
+    assert script.body(0) == {
+        "query": "เมื่อวานทำอะไร",
+        "reference_time": "2026-12-03T20:00:00Z",
+        "timezone": "Asia/Bangkok",
+    }
+    assert script.body(1) == {"query": "where do I live", "as_of": "2026-06-01T00:00:00Z"}
+    assert script.body(2) == {"query": "no time at all"}
+
+    script = Script(httpx.Response(200, json={"prompt": "Current time: …", "memories": []}))
+    with client(script) as mem:
+        mem.context("last week?", "s1", timezone="America/Los_Angeles", as_of="2026-06-01T00:00:00Z")
+    assert script.body() == {
+        "query": "last week?",
+        "sessionId": "s1",
+        "timezone": "America/Los_Angeles",
+        "as_of": "2026-06-01T00:00:00Z",
+    }
+
+
+def test_messages_carry_their_time_and_ingest_and_summarize_a_timezone() -> None:
+    said = datetime(2025, 12, 31, 23, 30, tzinfo=timezone(timedelta(hours=7)))
+    script = Script(httpx.Response(200, json=INGESTED))
+    with client(script) as mem:
+        mem.ingest(
+            "s1",
+            [
+                Message(role="user", content="เมื่อวานไปหาหมอฟัน", created_at=said),
+                {"role": "assistant", "content": "ok", "created_at": "2025-12-31T16:31:00Z"},
+                {"role": "user", "content": "no time"},
+            ],
+            timezone="Asia/Bangkok",
+        )
+        assert script.body() == {
+            "sessionId": "s1",
+            "messages": [
+                {"role": "user", "content": "เมื่อวานไปหาหมอฟัน", "created_at": "2025-12-31T16:30:00Z"},
+                {"role": "assistant", "content": "ok", "created_at": "2025-12-31T16:31:00Z"},
+                {"role": "user", "content": "no time"},
+            ],
+            "timezone": "Asia/Bangkok",
+        }
+        with pytest.raises(TypeError, match="created_at"):
+            mem.ingest("s1", [{"role": "user", "content": "a", "created_at": 1767200000}])
+    script = Script(httpx.Response(200, json={"summary": "…", "chunk_id": "c1"}))
+    with client(script) as mem:
+        mem.summarize("s1", [Message(role="user", content="a", created_at=said)], timezone="Asia/Bangkok")
+        mem.summarize("s1")
+    assert script.body(0)["timezone"] == "Asia/Bangkok"
+    assert script.body(0)["messages"][0]["created_at"] == "2025-12-31T16:30:00Z"
+    assert script.body(1) == {"sessionId": "s1"}
+
+
+def test_answers_carry_when_memories_were_true() -> None:
+    dated = {**MEMORY, "valid_at": "2026-12-03T17:00:00Z"}
+    recalled = {
+        "memories": [
+            {
+                "id": "a",
+                "text": "ไปหาหมอฟัน",
+                "type": "context",
+                "key": "dentist",
+                "score": 0.9,
+                "priority": "normal",
+                "verified": True,
+                "created_at": NOW,
+                "valid_at": "2026-12-03T17:00:00Z",
+            },
+        ],
+        "identity": None,
+    }
+    chunk = {
+        "chunk_id": "c1",
+        "summary": "…",
+        "msg_count": 2,
+        "created_at": NOW,
+        "first_message_at": "2025-12-31T16:30:00Z",
+        "last_message_at": "2025-12-31T16:31:00Z",
+    }
+    script = Script(
+        httpx.Response(200, json=dated),
+        httpx.Response(200, json=recalled),
+        httpx.Response(200, json={"summaries": [chunk]}),
+        httpx.Response(200, json=MEMORY),
+    )
+    with client(script) as mem:
+        got = mem.get("abc")
+        found = mem.recall("เมื่อวาน")
+        (summary,) = mem.summaries("s1")
+        undated = mem.get("abc")
+    assert got.valid_at == datetime(2026, 12, 3, 17, 0, tzinfo=UTC)
+    assert found.memories[0].valid_at == datetime(2026, 12, 3, 17, 0, tzinfo=UTC)
+    assert summary.first_message_at == datetime(2025, 12, 31, 16, 30, tzinfo=UTC)
+    assert summary.last_message_at == datetime(2025, 12, 31, 16, 31, tzinfo=UTC)
+    assert undated.valid_at is None  # a server before the Time release answers no valid_at
 
 
 def test_iter_memories_walks_every_page() -> None:

@@ -265,3 +265,15 @@ def test_the_local_midnight_of_a_date_only_move_is_the_previous_utc_day(data: tu
         ZoneInfo("Asia/Bangkok")
     )
     assert (local.month, local.day, local.hour) == (3, 1, 0)
+
+
+def test_run_refuses_a_server_that_does_not_keep_valid_at() -> None:
+    # Given a server whose POST /memory answers every memory undated (valid_at not stored)
+    memories, questions = temporal.load()
+
+    def post(url: str, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"id": "x", "valid_at": None} if url.endswith("/memory") else {"memories": []}
+
+    # When the runner runs against it, Then it stops at the first memory instead of reporting figures
+    with pytest.raises(RuntimeError, match="kept valid_at None"):
+        temporal.run("http://api.test", lambda user: user, memories=memories, questions=questions, post=post)

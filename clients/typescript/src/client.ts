@@ -43,6 +43,11 @@ export interface CallOptions {
   retries?: number;
 }
 
+export interface GetOptions extends CallOptions {
+  /** The memory as it was at this moment (RFC 3339), from its history: 404 if it did not exist then. */
+  asOf?: string;
+}
+
 export interface IngestOptions extends CallOptions {
   /** The same key within an hour is the same ingest (a retry). Default: a new random key per call. */
   idempotencyKey?: string;
@@ -145,8 +150,14 @@ export class Synapse {
       query: Omit<QueryOf<"/memory", "get">, "cursor"> = {},
       o?: CallOptions,
     ): AsyncGenerator<Memory> => this.#pages(query, o),
-    get: (id: string, o?: CallOptions): Promise<Memory> =>
-      this.#call({ method: "GET", path: `/memory/${segment(id)}`, retry: true }, o),
+    /** One memory; with `asOf`, the version it had at that moment. */
+    get: (id: string, o?: GetOptions): Promise<Memory> =>
+      this.#call({
+        method: "GET",
+        path: `/memory/${segment(id)}`,
+        query: { as_of: o?.asOf } satisfies QueryOf<"/memory/{id}", "get">,
+        retry: true,
+      }, o),
     update: (id: string, patch: MemoryPatch, o?: CallOptions): Promise<Memory> =>
       this.#call({ method: "PUT", path: `/memory/${segment(id)}`, body: patch, retry: true }, o),
     delete: (id: string, o?: CallOptions): Promise<void> =>
@@ -201,13 +212,20 @@ export class Synapse {
 
   // ------------------------------------------------------------------ conversational memory
 
-  /** Semantic + full-text recall: a query, or the whole body. */
+  /**
+   * Semantic + full-text recall: a query, or the whole body. A period the query names ("last week",
+   * "เมื่อวาน") is read at `reference_time` (default now) in `timezone` (default the mind's); `as_of`
+   * recalls the memories as they were then. Each result has `valid_at`.
+   */
   recall(query: string | RecallIn, o?: CallOptions): Promise<AnswerOf<"/memory/recall", "post">> {
     const body: RecallIn = typeof query === "string" ? { query } : query;
     return this.#call({ method: "POST", path: "/memory/recall", body, retry: true }, o);
   }
 
-  /** Everything one chat turn needs: identity, memories, summary, recent messages and the prompt. */
+  /**
+   * Everything one chat turn needs: identity, memories, summary, recent messages and the prompt (its
+   * first line the current time, its memories dated, in the timezone). Time fields as for `recall`.
+   */
   context(
     query: string | ContextIn,
     o?: CallOptions,
@@ -216,7 +234,10 @@ export class Synapse {
     return this.#call({ method: "POST", path: "/memory/context", body, retry: true }, o);
   }
 
-  /** Ingest a conversation's messages (with an Idempotency-Key, so a retry is the same ingest). */
+  /**
+   * Ingest a conversation's messages (with an Idempotency-Key, so a retry is the same ingest). A
+   * message's `created_at` is when it was said; its relative dates are read then, in `timezone`.
+   */
   ingest(body: IngestIn, o: IngestOptions = {}): Promise<AnswerOf<"/memory/ingest", "post">> {
     const key = o.idempotencyKey ?? crypto.randomUUID();
     return this.#call({

@@ -983,7 +983,10 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Content */
             content: string;
-            /** Created At */
+            /**
+             * Created At
+             * @description When it was said: RFC 3339 with Z or an offset, not later than now + 5 minutes; default: when the request arrived. Relative dates in it are read against this moment.
+             */
             created_at?: string | null;
         };
         /** IngestIn */
@@ -994,7 +997,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the messages' relative dates are read in, for this request; default: the mind's
+             */
             timezone?: string | null;
         };
         /** IngestOut */
@@ -1112,6 +1118,16 @@ export interface components {
             msg_count: number;
             /** Created At */
             created_at: string;
+            /**
+             * First Message At
+             * @description When the earliest of the messages it summarizes was said (null: a chunk written before messages carried their time)
+             */
+            first_message_at?: string | null;
+            /**
+             * Last Message At
+             * @description When the latest of the messages it summarizes was said
+             */
+            last_message_at?: string | null;
         };
         /** SummaryList */
         SummaryList: {
@@ -1126,7 +1142,10 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages?: components["schemas"]["ChatMessage"][] | null;
-            /** Timezone */
+            /**
+             * Timezone
+             * @description IANA timezone the summary states the messages' dates in; default: the mind's
+             */
             timezone?: string | null;
         };
         /** SummaryOut */
@@ -2108,6 +2127,7 @@ export interface operations {
                 verified?: boolean | null;
                 limit?: number;
                 cursor?: string | null;
+                as_of?: string | null;
             };
             header?: {
                 /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
@@ -2319,7 +2339,9 @@ export interface operations {
     };
     get_memory__id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: string | null;
+            };
             header?: {
                 /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
                 "X-Mind-Id"?: string;

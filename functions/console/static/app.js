@@ -53,15 +53,29 @@ function when(iso) {
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
-// a memory's day (valid_at) as the mind's timezone has it
-function day(iso, timeZone) {
+// the day a memory is about, in the mind's timezone (the one its relative dates were read in and the
+// chat prompt dates it in)
+function day(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso);
   try {
-    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone });
+    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: mindTimezone() });
   } catch (err) {
-    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: "UTC" });
+    return date.toLocaleDateString(undefined, { dateStyle: "medium" }); // a zone this browser lacks
   }
+}
+
+// A memory's date: when what it says was true (valid_at), else when it was stored (created_at).
+function dated(m) {
+  const valid = Boolean(m.valid_at);
+  const iso = valid ? m.valid_at : m.created_at;
+  if (!iso) return null;
+  return el("time", {
+    class: `when ${valid ? "valid" : "stored"}`,
+    datetime: iso,
+    title: valid ? `True from ${when(iso)}` : `Stored ${when(iso)} (no date of its own)`,
+    text: valid ? `dated ${day(iso)}` : `stored ${day(iso)}`,
+  });
 }
 
 // ---------------------------------------------------------------- the API
@@ -484,7 +498,6 @@ function memoryCard(m) {
     sourceBadge(m),
   );
   const meta = [`v${m.version || 1}`, `updated ${when(m.updated_at)}`];
-  if (m.valid_at) meta.push(`on ${day(m.valid_at, mindTimezone())}`);
   if (m.expires_at) meta.push(`expires ${when(m.expires_at)}`);
   if (typeof m.score === "number") meta.push(`score ${m.score.toFixed(3)}`);
   if (typeof m.confidence === "number") meta.push(`confidence ${m.confidence}`);
@@ -508,7 +521,7 @@ function memoryCard(m) {
     head,
     el("p", { class: "content", dir: "auto", text: m.content }),
     tagList(m.tags),
-    el("p", { class: "meta", text: meta.join(" · ") }),
+    el("p", { class: "meta" }, dated(m), m.valid_at || m.created_at ? " · " : null, meta.join(" · ")),
     actions,
   );
   return card;
@@ -666,7 +679,11 @@ function versionItem(m, v, current) {
     tagList(v.tags),
     el("p", {
       class: "meta",
-      text: [when(v.updated_at), v.expires_at ? `expires ${when(v.expires_at)}` : null].filter(Boolean).join(" · "),
+      text: [
+        when(v.updated_at),
+        v.valid_at ? `dated ${day(v.valid_at)}` : null,
+        v.expires_at ? `expires ${when(v.expires_at)}` : null,
+      ].filter(Boolean).join(" · "),
     }),
   );
   if (!current) {

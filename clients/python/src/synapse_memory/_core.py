@@ -301,6 +301,18 @@ def _day_or_moment(value: date | datetime | str | None) -> str | None:
     return value
 
 
+def time_fields(
+    reference_time: datetime | str | None, timezone: str | None, as_of: datetime | str | None
+) -> dict[str, str]:
+    """The time fields of a recall or context body: only those given are sent."""
+    fields = {
+        "reference_time": _timestamp(reference_time),
+        "timezone": timezone,
+        "as_of": _timestamp(as_of),
+    }
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _window(within: str | timedelta) -> str:
     if isinstance(within, str):
         return within
@@ -314,17 +326,28 @@ MessageLike = Message | Mapping[str, Any]
 
 
 def messages_body(messages: Iterable[MessageLike]) -> list[dict[str, str]]:
+    """The messages as the body sends them; `created_at` (a datetime, or RFC 3339 text) only when given."""
     out: list[dict[str, str]] = []
     for message in messages:
+        role: str
         if isinstance(message, Message):
-            out.append({"role": message.role, "content": message.content})
+            role, content, said = message.role, message.content, message.created_at
         elif isinstance(message, Mapping):
             try:
-                out.append({"role": str(message["role"]), "content": str(message["content"])})
+                role, content = str(message["role"]), str(message["content"])
             except KeyError as exc:
                 raise ValueError(f"a message needs 'role' and 'content' (missing {exc})") from None
+            said = message.get("created_at")
         else:
             raise TypeError(f"a message is a Message or a mapping, not {type(message).__name__}")
+        if said is not None and not isinstance(said, (datetime, str)):
+            raise TypeError(
+                f"a message's created_at is a datetime or RFC 3339 text, not {type(said).__name__}"
+            )
+        one = {"role": role, "content": content}
+        if said is not None:
+            one["created_at"] = str(_timestamp(said))
+        out.append(one)
     return out
 
 
@@ -378,8 +401,10 @@ class Routes:
             body["valid_at"] = _day_or_moment(valid_at)
         return Call("POST", "/memory", model(Memory), body=body, headers=self._mind(mind_id))
 
-    def get(self, memory_id: str, mind_id: str | None) -> Call[Memory]:
-        return Call("GET", f"/memory/{_segment(memory_id)}", model(Memory), headers=self._mind(mind_id))
+    def get(self, memory_id: str, mind_id: str | None, as_of: datetime | str | None = None) -> Call[Memory]:
+        params = _query(as_of=_timestamp(as_of))
+        path = f"/memory/{_segment(memory_id)}"
+        return Call("GET", path, model(Memory), params=params, headers=self._mind(mind_id))
 
     def list_page(
         self,
@@ -390,9 +415,16 @@ class Routes:
         limit: int | None,
         cursor: str | None,
         mind_id: str | None,
+        as_of: datetime | str | None = None,
     ) -> Call[MemoryPage]:
         params = _query(
-            category=category, tag=tag, source=source, verified=verified, limit=limit, cursor=cursor
+            category=category,
+            tag=tag,
+            source=source,
+            verified=verified,
+            limit=limit,
+            cursor=cursor,
+            as_of=_timestamp(as_of),
         )
         return Call("GET", "/memory", model(MemoryPage), params=params, headers=self._mind(mind_id))
 
@@ -481,8 +513,9 @@ class Routes:
         category: str | None,
         tags: Sequence[str] | None,
         mind_id: str | None,
+        time: Mapping[str, str] | None = None,
     ) -> Call[RecallResult]:
-        body: dict[str, Any] = {"query": query}
+        body: dict[str, Any] = {"query": query, **(time or {})}
         if limit is not None:
             body["limit"] = limit
         if category is not None:
@@ -505,9 +538,12 @@ class Routes:
         messages: Iterable[MessageLike],
         idempotency_key: str | None,
         mind_id: str | None,
+        timezone: str | None = None,
     ) -> Call[IngestResult]:
         headers = {**self._mind(mind_id), IDEMPOTENCY_HEADER: idempotency_key or str(uuid.uuid4())}
-        body = {"sessionId": session_id, "messages": messages_body(messages)}
+        body: dict[str, Any] = {"sessionId": session_id, "messages": messages_body(messages)}
+        if timezone is not None:
+            body["timezone"] = timezone
         # the Idempotency-Key makes a repeat the same ingest (the server answers it with the first answer)
         return Call(
             "POST",
@@ -520,11 +556,17 @@ class Routes:
         )
 
     def summarize(
-        self, session_id: str, messages: Iterable[MessageLike] | None, mind_id: str | None
+        self,
+        session_id: str,
+        messages: Iterable[MessageLike] | None,
+        mind_id: str | None,
+        timezone: str | None = None,
     ) -> Call[SummaryResult]:
         body: dict[str, Any] = {"sessionId": session_id}
         if messages is not None:
             body["messages"] = messages_body(messages)
+        if timezone is not None:
+            body["timezone"] = timezone
         return Call("POST", "/memory/summarize", model(SummaryResult), body=body, headers=self._mind(mind_id))
 
     def context(
@@ -534,8 +576,9 @@ class Routes:
         limit: int | None,
         recent: int | None,
         mind_id: str | None,
+        time: Mapping[str, str] | None = None,
     ) -> Call[ContextResult]:
-        body: dict[str, Any] = {"query": query}
+        body: dict[str, Any] = {"query": query, **(time or {})}
         if session_id is not None:
             body["sessionId"] = session_id
         if limit is not None:

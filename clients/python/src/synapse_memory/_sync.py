@@ -148,17 +148,20 @@ class Synapse:
         valid_at: date | datetime | str | None = None,
         mind_id: str | None = None,
     ) -> Memory:
-        """`POST /memory`: create, or update the memory with the same (category, key). `valid_at`:
-        when what it says happens or became true (a date alone is 00:00 in the mind's timezone)."""
-        return self._run(
-            self._routes.store(
-                category, key, content, tags, priority, confidence, expires_at, mind_id, valid_at
-            )
-        )
+        """`POST /memory`: create, or update the memory with the same (category, key).
 
-    def get(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
-        """`GET /memory/{id}`."""
-        return self._run(self._routes.get(memory_id, mind_id))
+        `valid_at` is when what it says happens or became true: a datetime, or a `date` (00:00 of
+        that day in the mind's timezone)."""
+        call = self._routes.store(
+            category, key, content, tags, priority, confidence, expires_at, mind_id, valid_at
+        )
+        return self._run(call)
+
+    def get(
+        self, memory_id: str, *, as_of: datetime | str | None = None, mind_id: str | None = None
+    ) -> Memory:
+        """`GET /memory/{id}`; with `as_of`, the version it had at that moment (from its history)."""
+        return self._run(self._routes.get(memory_id, mind_id, as_of))
 
     def list(
         self,
@@ -169,10 +172,14 @@ class Synapse:
         verified: bool | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> MemoryPage:
-        """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all."""
-        return self._run(self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id))
+        """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all.
+        With `as_of`, the memories as they were at that moment."""
+        return self._run(
+            self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id, as_of)
+        )
 
     def iter_memories(
         self,
@@ -182,6 +189,7 @@ class Synapse:
         source: str | None = None,
         verified: bool | None = None,
         page_size: int = 100,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> Iterator[Memory]:
         """Every memory matching the filters, page after page of `GET /memory`."""
@@ -194,6 +202,7 @@ class Synapse:
                 verified=verified,
                 limit=page_size,
                 cursor=cursor,
+                as_of=as_of,
                 mind_id=mind_id,
             )
             yield from page.memories
@@ -289,10 +298,18 @@ class Synapse:
         limit: int | None = None,
         category: Category | None = None,
         tags: Sequence[str] | None = None,
+        reference_time: datetime | str | None = None,
+        timezone: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> RecallResult:
-        """`POST /memory/recall`: `.memories` (each with `.text`, `.score`) and `.identity`."""
-        return self._run(self._routes.recall(query, limit, category, tags, mind_id))
+        """`POST /memory/recall`: `.memories` (each with `.text`, `.score`, `.valid_at`) and `.identity`.
+
+        A period the query names ("last week", "เมื่อวาน") is read at `reference_time` (default now)
+        in `timezone` (an IANA name; default the mind's), and that period's memories rank first.
+        `as_of` recalls the memories as they were at that moment."""
+        when = _core.time_fields(reference_time, timezone, as_of)
+        return self._run(self._routes.recall(query, limit, category, tags, mind_id, when))
 
     def ingest(
         self,
@@ -300,25 +317,32 @@ class Synapse:
         messages: Iterable[MessageLike],
         *,
         idempotency_key: str | None = None,
+        timezone: str | None = None,
         mind_id: str | None = None,
     ) -> IngestResult:
         """`POST /memory/ingest`: store the turns and extract memories from them.
 
-        Sent with an `Idempotency-Key` (a new uuid4 unless given; the same one on every retry of this
-        call), so a retry never ingests twice. Pass your chat message's id to make retries across
+        Each message may carry `created_at` (when it was said; default: when the server receives
+        it): relative dates in it are resolved against that moment, in `timezone` (an IANA name;
+        default the mind's).
+
+        Sent with an `Idempotency-Key` (a new uuid4 unless given; the same one on every retry of
+        this call), so a retry never ingests twice. Pass your chat message's id to make retries across
         processes safe too.
         """
-        return self._run(self._routes.ingest(session_id, messages, idempotency_key, mind_id))
+        return self._run(self._routes.ingest(session_id, messages, idempotency_key, mind_id, timezone))
 
     def summarize(
         self,
         session_id: str,
         messages: Iterable[MessageLike] | None = None,
         *,
+        timezone: str | None = None,
         mind_id: str | None = None,
     ) -> SummaryResult:
-        """`POST /memory/summarize`: the given messages, or the session's last stored ones."""
-        return self._run(self._routes.summarize(session_id, messages, mind_id))
+        """`POST /memory/summarize`: the given messages, or the session's last stored ones (their
+        dates stated in `timezone`, default the mind's)."""
+        return self._run(self._routes.summarize(session_id, messages, mind_id, timezone))
 
     def context(
         self,
@@ -327,10 +351,16 @@ class Synapse:
         *,
         limit: int | None = None,
         recent: int | None = None,
+        reference_time: datetime | str | None = None,
+        timezone: str | None = None,
+        as_of: datetime | str | None = None,
         mind_id: str | None = None,
     ) -> ContextResult:
-        """`POST /memory/context`: identity, memories, summary, recent turns and `.prompt` for one turn."""
-        return self._run(self._routes.context(query, session_id, limit, recent, mind_id))
+        """`POST /memory/context`: identity, memories, summary, recent turns and `.prompt` for one turn
+        (it starts with the current time, and dates the memories, in `timezone`). `reference_time`,
+        `timezone` and `as_of` as for `recall`."""
+        when = _core.time_fields(reference_time, timezone, as_of)
+        return self._run(self._routes.context(query, session_id, limit, recent, mind_id, when))
 
     def summaries(self, session_id: str, *, mind_id: str | None = None) -> Chunks:
         """`GET /memory/summaries/{sessionId}`: the session's summary chunks, oldest first."""

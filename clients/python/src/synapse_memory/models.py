@@ -112,6 +112,7 @@ class RecalledMemory(Answer):
     priority: str
     verified: bool
     created_at: datetime
+    valid_at: datetime | None = None
 
 
 class RecallResult(Answer):
@@ -162,6 +163,8 @@ class SummaryChunk(Answer):
     summary: str
     msg_count: int
     created_at: datetime
+    first_message_at: datetime | None = None  # when the messages it summarizes were said
+    last_message_at: datetime | None = None
 
 
 class IdentityResult(Answer):
@@ -245,9 +248,12 @@ class Export(Answer):
 
 
 class Message(BaseModel):
-    """One conversation message for ingest and summarize (a dict `{"role", "content"}` works too)."""
+    """One conversation message for ingest and summarize (a dict `{"role", "content"}` works too,
+    with an optional `"created_at"`). `created_at` is when it was said (default: when the server
+    receives it); relative dates in it ("yesterday", "เมื่อวาน") are read against that moment."""
 
     model_config = ConfigDict(extra="forbid")
 
     role: Role
     content: str
+    created_at: datetime | str | None = None

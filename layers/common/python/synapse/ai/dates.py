@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -94,7 +94,9 @@ __all__ = [
     "format_date",
     "is_thai",
     "mentions",
+    "most_specific",
     "period_of",
+    "query_mentions",
     "query_period",
     "resolve",
     "warm",
@@ -133,6 +135,9 @@ class Dated:
 
     text: str
     valid_at: datetime | None
+    # where the clause is in the text `dated_clauses` was given ([start, end), before rewriting); an
+    # extractor reads its facts there (not compared: two clauses are equal by what they say)
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --- periods ---------------------------------------------------------------------------------------------
@@ -789,10 +794,20 @@ def mentions(text: str, said_at: datetime, tz: ZoneInfo) -> list[Mention]:
 
 def query_period(query: str, reference: datetime, tz: ZoneInfo) -> Period | None:
     """The period a question names (the most specific one, the first among equals), or None."""
-    found = _find(query, _local_date(reference, tz), tz, query=True)
+    return most_specific(query_mentions(query, reference, tz))
+
+
+def most_specific(found: list[Mention]) -> Period | None:
+    """The shortest period among some mentions (the first among equals), or None for none."""
     if not found:
         return None
     return min(found, key=lambda m: (m.period.end - m.period.start, m.start)).period
+
+
+def query_mentions(query: str, reference: datetime, tz: ZoneInfo) -> list[Mention]:
+    """Every time expression of a question, read as `query_period` reads them (recall takes their
+    words out of what it searches for: "last week" names no topic)."""
+    return _find(query, _local_date(reference, tz), tz, query=True)
 
 
 def _find(text: str, today: date, tz: ZoneInfo, query: bool) -> list[Mention]:
@@ -955,7 +970,7 @@ def dated_clauses(text: str, said_at: datetime, tz: ZoneInfo) -> list[Dated]:
     """`text` split into clauses that name different times, each rewritten and dated (see the rules)."""
     found = mentions(text, said_at, tz)
     if len({_key(m) for m in found}) <= 1:
-        return [Dated(_render(text, found), found[0].period.start if found else None)]
+        return [Dated(_render(text, found), found[0].period.start if found else None, (0, len(text)))]
     out: list[Dated] = []
     for g in _group(_parts(text, found)):
         piece = text[g.start : g.end]
@@ -963,7 +978,8 @@ def dated_clauses(text: str, said_at: datetime, tz: ZoneInfo) -> list[Dated]:
         start = g.start + len(piece) - len(piece.lstrip())
         trimmed = trimmed.lstrip()
         inner = [_shift(m, -start) for m in found if start <= m.start and m.end <= start + len(trimmed)]
-        out.append(Dated(_render(trimmed, inner), inner[0].period.start if inner else None))
+        span = (start, start + len(trimmed))
+        out.append(Dated(_render(trimmed, inner), inner[0].period.start if inner else None, span))
     return out
 
 

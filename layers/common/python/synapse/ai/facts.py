@@ -4,6 +4,13 @@
 `RuleExtractor` catches names, places, work, jobs, likes/dislikes, tools and spoken languages, and
 keeps every other substantive user message as a `context` nugget so nothing said is lost. An honest
 fallback: it understands nothing.
+
+Time: a message with its `created_at` is read with `dates` in the given timezone. A message naming
+two times ("เมื่อวาน... พรุ่งนี้...") is split into its clauses, each a context nugget of its own whose
+relative words are rewritten into the date they meant (`ไปหาหมอฟัน (3 ธ.ค. 2569)`), with that date as
+`valid_at`. A fact keeps its stable key, but its content states the date its sentence names, in the
+fact's language ("Moved to Bangkok in November 2026", not "Lives in Bangkok last month"). Every
+nugget of a timed message gets a `valid_at`: the date it names, else when the message was said.
 """
 
 from __future__ import annotations
@@ -11,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import cache
+from zoneinfo import ZoneInfo
 
+from synapse.ai import dates
 from synapse.ai.transient import is_transient, normalize, strip_symbols
-from synapse.core.models.base import MAX_CONTENT, Category, Priority, Role
+from synapse.core.models.base import DEFAULT_TIMEZONE, MAX_CONTENT, Category, Priority, Role
 from synapse.core.models.chat import ChatMessage as Message
 from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
@@ -125,6 +135,10 @@ class _Fact:
     tags: tuple[str, ...]
     priority: Priority
     confidence: float
+    # the wording when the sentence names a date ("Moved to Bangkok" + " in November 2026"), if not
+    # `content`'s; and the language the rule words its content in ("en" or "th")
+    dated: str | None = None
+    lang: str = "en"
 
 
 def _fact(
@@ -232,6 +246,11 @@ def _location_en(m: re.Match[str]) -> _Fact | None:
     return _fact(Category.identity, "user_location", f"Lives in {v}", ("location",), Priority.normal, 0.85)
 
 
+def _moved_en(m: re.Match[str]) -> _Fact | None:
+    fact = _location_en(m)
+    return replace(fact, dated=f"Moved to {fact.content.removeprefix('Lives in ')}") if fact else None
+
+
 def _origin_en(m: re.Match[str]) -> _Fact | None:
     v = _clean(m.group("v"), max_words=5, cut=_PLACE_CUT)
     if not v:
@@ -328,7 +347,9 @@ def _location_th(m: re.Match[str]) -> _Fact | None:
     v = _clean(m.group("v"), cut=_TH_CUT)
     if not v or re.search(r"ไหน|อะไร|ไหม|มั้ย|ระหว่าง|บ้าน$|^บ้าน|^ที่ทำงาน|^ออฟฟิศ|^ว่าง|^แล้ว", v):
         return None
-    return _fact(Category.identity, "user_location", f"อยู่ {v}", ("location",), Priority.normal, 0.85)
+    fact = _fact(Category.identity, "user_location", f"อยู่ {v}", ("location",), Priority.normal, 0.85)
+    moved = re.search(r"ย้าย(ไป|มา)", m.group(0))
+    return replace(fact, dated=f"ย้าย{moved.group(1)}อยู่ {v}") if moved else fact
 
 
 def _work_th(m: re.Match[str]) -> _Fact | None:
@@ -418,7 +439,7 @@ def _rules() -> list[tuple[re.Pattern[str], _Rule]]:
             ),
             _location_en,
         ),
-        (re.compile(rf"{_I}\s+(?:just\s+)?(?:moved|relocated)\s+to\s+{_V}", re.IGNORECASE), _location_en),
+        (re.compile(rf"{_I}\s+(?:just\s+)?(?:moved|relocated)\s+to\s+{_V}", re.IGNORECASE), _moved_en),
         (re.compile(rf"\bi(?:'m| am)\s+(?:originally\s+)?from\s+{_V}", re.IGNORECASE), _origin_en),
         (re.compile(rf"{_I}\s+work(?:s)?\s+(?:at|for|in)\s+{_V}", re.IGNORECASE), _work_en),
         (
@@ -524,6 +545,10 @@ def _segments(text: str) -> list[str]:
     return [p.strip() for p in parts if p and p.strip()]
 
 
+def _rule_lang(rule: _Rule) -> str:
+    return "th" if getattr(rule, "__name__", "").endswith("_th") else "en"
+
+
 def _rule_facts(segment: str) -> list[_Fact]:
     facts: list[_Fact] = []
     for pattern, rule in _rules():
@@ -532,7 +557,7 @@ def _rule_facts(segment: str) -> list[_Fact]:
             continue
         fact = rule(m)
         if fact is not None and fact.content:
-            facts.append(fact)
+            facts.append(replace(fact, lang=_rule_lang(rule)))
     return _dedupe_overlaps(facts)
 
 
@@ -556,49 +581,183 @@ def _carries_content(segment: str) -> bool:
     return len(s) >= 2
 
 
+# --- time: a message's sentences with the times they name -------------------------------------------
+
+# the words that tie a time expression to the sentence (cut with it from the words a rule reads)
+_EN_LINK = re.compile(
+    r"(?<![A-Za-z])(?P<w>on|in|at|since|until|till|by|from|during|before|after|around|of)\s*$", re.IGNORECASE
+)
+_TH_LINK = re.compile(r"(?P<w>ในช่วง|เมื่อตอน|ตั้งแต่|จนถึง|ภายใน|ช่วง|ตอน|เมื่อ|ใน|ถึง|ก่อน|หลัง)\s*$")
+# the links that stay in a fact's wording ("Works at Grab since November 2026"); others become on/in
+_EN_KEPT_LINKS = {"since", "until", "till", "by", "from", "before", "after", "during", "around"}
+_TH_KEPT_LINKS = {"ตั้งแต่", "จนถึง", "ถึง", "ก่อน", "หลัง", "ภายใน"}
+
+
+@dataclass(frozen=True)
+class _Timed:
+    """A time expression of a segment, and the word that tied it to the sentence ("since", "ตั้งแต่")."""
+
+    mention: dates.Mention
+    link: str
+
+
+@dataclass
+class _Segment:
+    pieces: list[str]  # its words between the time expressions (what the rules read): one more than
+    times: list[_Timed]  # its time expressions, in order
+
+    @property
+    def time_only(self) -> bool:
+        return bool(self.times) and not any(_carries_content(p) for p in self.pieces)
+
+    def time_of(self, piece: int) -> _Timed | None:
+        """The time expression a piece's facts are dated by: the one right before it, else right after."""
+        for j in (piece - 1, piece):
+            if 0 <= j < len(self.times):
+                return self.times[j]
+        return None
+
+
+def _timed_segments(text: str, found: Sequence[dates.Mention]) -> list[_Segment]:
+    """`text` cut into the segments the rules read (never inside a time expression), each with the
+    time expressions in it and the words around them."""
+    cuts = [
+        (m.start(), m.end())
+        for m in _SEG_SPLIT.finditer(text)
+        if m.end() > m.start() and not any(t.start < m.end() and m.start() < t.end for t in found)
+    ]
+    out: list[_Segment] = []
+    pos = 0
+    for start, end in [*cuts, (len(text), len(text))]:
+        inside = [t for t in found if pos <= t.start and t.end <= start]
+        if text[pos:start].strip():
+            out.append(_untimed(text, pos, start, inside))
+        pos = end
+    return out
+
+
+def _untimed(text: str, start: int, end: int, inside: Sequence[dates.Mention]) -> _Segment:
+    pieces: list[str] = []
+    times: list[_Timed] = []
+    pos = start
+    for m in inside:
+        before = text[pos : m.start]
+        link = (_TH_LINK if dates.is_thai(text[start:end]) else _EN_LINK).search(before)
+        if link is not None:
+            before = before[: link.start()]
+        pieces.append(before)
+        times.append(_Timed(m, link.group("w").lower() if link else ""))
+        pos = m.end
+    pieces.append(text[pos:end])
+    return _Segment([p.strip() for p in pieces], times)
+
+
+def _dated(fact: _Fact, timed: _Timed) -> str:
+    """The fact's content with the date its sentence names, in the fact's language."""
+    period = timed.mention.period
+    label = dates.format_date(period.local_start, period.grain, fact.lang)
+    base = fact.dated or fact.content
+    if fact.lang == "th":
+        return f"{base} {timed.link} {label}" if timed.link in _TH_KEPT_LINKS else f"{base} ({label})"
+    link = timed.link if timed.link in _EN_KEPT_LINKS else "on" if period.grain == "day" else "in"
+    return f"{base} {link} {label}"
+
+
+# who the user is, not something that happened: never dated by the sentence around it
+_TIMELESS = {"user_name", "user_nickname"}
+
+
+def _nugget(fact: _Fact, timed: _Timed | None, said_at: datetime | None) -> ExtractedNugget:
+    if fact.key in _TIMELESS:
+        timed = None
+    return ExtractedNugget(
+        category=fact.category,
+        key=fact.key,
+        content=(_dated(fact, timed) if timed is not None else fact.content)[:MAX_CONTENT],
+        tags=list(fact.tags),
+        priority=fact.priority,
+        confidence=fact.confidence,
+        is_identity=fact.category in (Category.identity, Category.preference),
+        valid_at=timed.mention.period.start if timed is not None else said_at,
+    )
+
+
 class RuleExtractor:
     """Offline extraction: common facts in Thai and English, every other user message as `context`.
 
     Only `user` messages are read. Keys are stable so that a changed fact updates its nugget:
     identity/user_name, user_nickname, user_location, user_origin, user_workplace, user_job,
     user_languages; preference/theme, editor, main_tool, response_language, favorite_<thing>,
-    pref_<slug of the thing> (likes and dislikes of one thing share a key); context/context_<hash>.
+    pref_<slug of the thing> (likes and dislikes of one thing share a key); context/context_<hash of
+    its text>. A message's times are read in `timezone` (see the module's docstring); a message
+    without `created_at` is taken as it was said (no time to read its relative words against).
     """
 
     def extract(
-        self, messages: Sequence[Message], existing: Sequence[ExistingKey] = ()
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey] = (),
+        *,
+        timezone: str = DEFAULT_TIMEZONE,
     ) -> list[ExtractedNugget]:
+        tz = ZoneInfo(timezone)
         found: dict[tuple[Category, str], ExtractedNugget] = {}
         for message in messages:
             if message.role != Role.user or is_transient(message.content):
                 continue
             text = message.content.strip()
-            leftover = False
-            for segment in _segments(text):
-                facts = _rule_facts(segment)
-                if not facts:
-                    leftover = leftover or _carries_content(segment)
-                for f in facts:
-                    nugget = ExtractedNugget(
-                        category=f.category,
-                        key=f.key,
-                        content=f.content,
-                        tags=list(f.tags),
-                        priority=f.priority,
-                        confidence=f.confidence,
-                        is_identity=f.category in (Category.identity, Category.preference),
+            said_at = message.created_at
+            if said_at is None:
+                times: list[dates.Mention] = []
+                clauses = [dates.Dated(text, None, (0, len(text)))]
+            else:
+                times = dates.mentions(text, said_at, tz)
+                clauses = dates.dated_clauses(text, said_at, tz)
+            for clause in clauses:
+                start, end = clause.span or (0, len(text))
+                inner = [
+                    dates.Mention(m.start - start, m.end - start, m.text, m.period, m.relative)
+                    for m in times
+                    if start <= m.start and m.end <= end
+                ]
+                leftover = False
+                segments = _timed_segments(text[start:end], inner)
+                for i, segment in enumerate(segments):
+                    per_piece = [_rule_facts(piece) for piece in segment.pieces]
+                    # what no rule read is kept as context: the segment, or words a time expression cut off
+                    # from a fact ("ผมชื่อสมชาย เมื่อวานไปหาหมอ": the visit)
+                    leftover = leftover or any(
+                        not got and _carries_content(piece)
+                        for got, piece in zip(per_piece, segment.pieces, strict=True)
                     )
-                    found.pop((f.category, f.key), None)  # a later statement wins, and moves last
-                    found[(f.category, f.key)] = nugget
-            if leftover:
-                key = f"context_{_short_hash(text, 12)}"
-                found[(Category.context, key)] = ExtractedNugget(
-                    category=Category.context,
-                    key=key,
-                    content=text[:MAX_CONTENT],
-                    tags=["context"],
-                    priority=Priority.low,
-                    confidence=0.6,
-                    is_identity=False,
-                )
+                    facts = [(f, k) for k, got in enumerate(per_piece) for f in got]
+                    seen: set[tuple[Category, str]] = set()
+                    for f, k in facts:
+                        if (f.category, f.key) in seen:
+                            continue  # one fact per key in a segment (the first rule wins)
+                        seen.add((f.category, f.key))
+                        timed = segment.time_of(k) or _borrowed(segments, i)
+                        found.pop((f.category, f.key), None)  # a later statement wins, and moves last
+                        found[(f.category, f.key)] = _nugget(f, timed, said_at)
+                if leftover:
+                    key = f"context_{_short_hash(clause.text, 12)}"
+                    found[(Category.context, key)] = ExtractedNugget(
+                        category=Category.context,
+                        key=key,
+                        content=clause.text[:MAX_CONTENT],
+                        tags=["context"],
+                        priority=Priority.low,
+                        confidence=0.6,
+                        is_identity=False,
+                        valid_at=clause.valid_at or said_at,
+                    )
         return list(found.values())
+
+
+def _borrowed(segments: Sequence[_Segment], i: int) -> _Timed | None:
+    """The time of a segment that names none: a neighbouring segment made only of a time expression
+    ("Last month, I moved to Bangkok"; "เดือนที่แล้ว ผมย้ายไปอยู่เชียงใหม่"), the one before it first."""
+    for j in (i - 1, i + 1):
+        if 0 <= j < len(segments) and segments[j].time_only:
+            return segments[j].times[0]
+    return None

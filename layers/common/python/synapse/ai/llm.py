@@ -5,6 +5,12 @@ a pydantic response schema for extraction; used when a Gemini key is available. 
 factories give the offline ones (`facts.RuleExtractor`, `summaries.ExtractiveSummarizer`), which are
 also the fallback when Gemini's answer is unusable; `transient` keeps chatter from both. `google.genai`
 is imported only inside the calls.
+
+Time: each message's `created_at` is shown to the model in the timezone given (with its weekday), and
+the model is asked to write relative dates as absolute ones in the nugget's language and to give a
+nugget about a moment its `valid_at`. A `valid_at` it gets wrong (no date, nonsense) is dropped; a
+nugget without one takes the time of the message it came from. Messages without `created_at` are
+shown without a time, and then nothing is said about time at all.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,7 +30,15 @@ from synapse.ai.facts import RuleExtractor
 from synapse.ai.summaries import ExtractiveSummarizer
 from synapse.ai.transient import is_transient
 from synapse.core.config import settings
-from synapse.core.models.base import MAX_CONTENT, MAX_TAG_LEN, MAX_TAGS, Category, Priority, Role
+from synapse.core.models.base import (
+    DEFAULT_TIMEZONE,
+    MAX_CONTENT,
+    MAX_TAG_LEN,
+    MAX_TAGS,
+    Category,
+    Priority,
+    Role,
+)
 from synapse.core.models.chat import ChatMessage as Message
 from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
@@ -47,14 +63,25 @@ LLM_UNAVAILABLE = "The language model service is unavailable; try again shortly.
 
 
 class Extractor(Protocol):
-    def extract(self, messages: Sequence[Message], existing: Sequence[ExistingKey]) -> list[ExtractedNugget]:
-        """Nuggets worth remembering from `messages`; transient chatter yields nothing."""
+    def extract(
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey],
+        *,
+        timezone: str = DEFAULT_TIMEZONE,
+    ) -> list[ExtractedNugget]:
+        """Nuggets worth remembering from `messages`; transient chatter yields nothing. Relative dates
+        are read against each message's `created_at` in `timezone` (IANA); every nugget of a message
+        with a time has a `valid_at`."""
         ...
 
 
 class Summarizer(Protocol):
-    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
-        """A short summary of `messages` in their language (`previous` is the last chunk's summary)."""
+    def summarize(
+        self, messages: Sequence[Message], previous: str | None = None, *, timezone: str = DEFAULT_TIMEZONE
+    ) -> str:
+        """A short summary of `messages` in their language (`previous` is the last chunk's summary),
+        with the relative dates of messages that have a `created_at` stated as dates in `timezone`."""
         ...
 
 
@@ -71,6 +98,12 @@ class _NuggetOut(BaseModel):
     priority: Priority = Field(description="low, normal, high or critical.")
     confidence: float = Field(description="0.0-1.0: how sure the fact is stated by the user.")
     is_identity: bool = Field(description="True if it belongs in the one-line identity of the user.")
+    valid_at: str | None = Field(
+        default=None,
+        description="When what it says happens or became true: YYYY-MM-DD, or YYYY-MM-DDTHH:MM with the"
+        " offset when the message states the time of day; null when it is about no moment.",
+    )
+    message: int | None = Field(default=None, description="The [n] of the message it comes from.")
 
 
 class ExtractionResult(BaseModel):
@@ -113,9 +146,24 @@ Rules:
   (name, location, job, languages, main preferences).
 - priority: high for name and critical constraints, normal for most facts, low for passing context.
 - Return {{"nuggets": []}} when there is nothing worth remembering.
-
+{time}
 The user's existing memories (category/key: content):
 {existing}"""
+
+_TIME_RULES = """
+Time (the user's timezone is {timezone}):
+- Each message shows when it was said there: [n] YYYY-MM-DD HH:MM (weekday).
+- Resolve relative dates ("yesterday", "tomorrow", "last week", "next month", "on Monday", "3 days
+  ago", "เมื่อวาน", "พรุ่งนี้", "สัปดาห์ที่แล้ว", "เดือนหน้า", "อีก 3 วัน") against the time of the message
+  that says them, and write the absolute date in `content` instead of the relative words, in the
+  content's language: English "3 December 2026", "November 2026"; Thai with Thai month abbreviations
+  and the Buddhist Era year (CE + 543), e.g. "ไปหาหมอฟัน (3 ธ.ค. 2569)", "พ.ย. 2569". A Thai year
+  of 2400 or more is already Buddhist Era (พ.ศ. 2569 = 2026).
+- `valid_at`: for a nugget about a moment (an appointment, a trip, a move, an event, a change), the
+  day it happens or became true as YYYY-MM-DD, in the user's timezone; add the time of day
+  (YYYY-MM-DDTHH:MM with the offset) only when the message states it. Never invent a date or a time:
+  null when the nugget is about no moment. `message`: the [n] of the message the nugget comes from.
+"""
 
 
 def _format_existing(existing: Sequence[ExistingKey], limit: int = 200) -> str:
@@ -125,15 +173,60 @@ def _format_existing(existing: Sequence[ExistingKey], limit: int = 200) -> str:
     return "\n".join(lines)
 
 
-def _format_conversation(messages: Sequence[Message]) -> str:
-    return "\n".join(f"[{i}] {m.role.value}: {m.content}" for i, m in enumerate(messages, 1))
+def _said(moment: datetime, tz: ZoneInfo) -> str:
+    """When a message was said, for the prompt: local date, time and weekday ("2026-12-04 10:00 (Friday)")."""
+    local = moment.astimezone(tz)
+    return f"{local:%Y-%m-%d %H:%M} ({local:%A})"
 
 
-def _repair_nugget(item: Any) -> ExtractedNugget | None:
-    """Validate one model-proposed nugget; light repairs (key case, tags), None if still invalid."""
+def _format_conversation(messages: Sequence[Message], tz: ZoneInfo | None = None) -> str:
+    """One line per message; with `tz`, each message's time (those that have one)."""
+    lines = []
+    for i, m in enumerate(messages, 1):
+        when = f" {_said(m.created_at, tz)}" if tz is not None and m.created_at is not None else ""
+        lines.append(f"[{i}]{when} {m.role.value}: {m.content}")
+    return "\n".join(lines)
+
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SANE_YEARS = range(1900, 2201)
+
+
+def _valid_at(value: Any, tz: ZoneInfo) -> datetime | None:
+    """The model's `valid_at` in UTC: a date is 00:00 of that day in `tz`, a date-time without an
+    offset is read in `tz`. None for anything else (not a string, not a date, an absurd year)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        if _DAY.match(text):
+            day = date.fromisoformat(text)
+            moment = datetime(day.year, day.month, day.day, tzinfo=tz)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=tz)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.year in _SANE_YEARS else None
+
+
+def _repair_nugget(
+    item: Any, tz: ZoneInfo | None = None, said: Sequence[datetime | None] = ()
+) -> ExtractedNugget | None:
+    """Validate one model-proposed nugget; light repairs (key case, tags, valid_at), None if still
+    invalid. `said[n - 1]` is when message [n] was said: a nugget without a usable `valid_at` takes
+    its message's time (the latest one with a time when the model named none)."""
     if not isinstance(item, dict):
         return None
     data = dict(item)
+    source = data.pop("message", None)
+    valid_at = _valid_at(data.pop("valid_at", None), tz) if tz is not None else None
+    if valid_at is None and said:
+        known = isinstance(source, int) and not isinstance(source, bool) and 1 <= source <= len(said)
+        valid_at = said[source - 1] if known else None
+        valid_at = valid_at or next((t for t in reversed(said) if t is not None), None)
+    data["valid_at"] = valid_at
     key = data.get("key")
     if isinstance(key, str):
         key = re.sub(r"[^a-z0-9_]+", "_", key.strip().lower()).strip("_")[:100]
@@ -158,7 +251,9 @@ def _repair_nugget(item: Any) -> ExtractedNugget | None:
         return None
 
 
-def _parse_nuggets(text: str) -> list[ExtractedNugget] | None:
+def _parse_nuggets(
+    text: str, tz: ZoneInfo | None = None, said: Sequence[datetime | None] = ()
+) -> list[ExtractedNugget] | None:
     """Nuggets from the model's JSON text; None if it is not JSON of the expected shape at all."""
     try:
         payload = json.loads(text)
@@ -169,7 +264,7 @@ def _parse_nuggets(text: str) -> list[ExtractedNugget] | None:
         return None
     out: dict[tuple[Category, str], ExtractedNugget] = {}
     for item in items:
-        nugget = _repair_nugget(item)
+        nugget = _repair_nugget(item, tz, said)
         if nugget is not None:
             out[(nugget.category, nugget.key)] = nugget
     return list(out.values())
@@ -190,59 +285,76 @@ class GeminiExtractor(_GeminiBase):
     """One `generate_content` call per ingest, JSON output constrained by `ExtractionResult`."""
 
     def extract(
-        self, messages: Sequence[Message], existing: Sequence[ExistingKey] = ()
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey] = (),
+        *,
+        timezone: str = DEFAULT_TIMEZONE,
     ) -> list[ExtractedNugget]:
         from google.genai import types
 
         kept = [m for m in messages if m.content.strip() and not is_transient(m.content)]
         if not any(m.role == Role.user for m in kept):
             return []
+        said = [m.created_at for m in kept]
+        tz = ZoneInfo(timezone) if any(said) else None
         config = types.GenerateContentConfig(
             system_instruction=_EXTRACT_INSTRUCTIONS.format(
-                categories=_CATEGORIES_HELP, existing=_format_existing(existing)
+                categories=_CATEGORIES_HELP,
+                existing=_format_existing(existing),
+                time=_TIME_RULES.format(timezone=timezone) if tz is not None else "",
             ),
             response_mime_type="application/json",
             response_schema=ExtractionResult,
             temperature=0.1,
         )
-        prompt = "Conversation:\n" + _format_conversation(kept)
+        prompt = "Conversation:\n" + _format_conversation(kept, tz)
         with upstream_guard(LLM_UNAVAILABLE):
             response = self.client.models.generate_content(model=self.model, contents=prompt, config=config)
         text = response.text or ""
-        nuggets = _parse_nuggets(text)
+        nuggets = _parse_nuggets(text, tz, said if tz is not None else ())
         if nuggets is None:
             logger.warning("gemini extraction returned no usable JSON; falling back to rules")
-            return RuleExtractor().extract(messages, existing)
+            return RuleExtractor().extract(messages, existing, timezone=timezone)
         return nuggets
 
 
 _SUMMARY_INSTRUCTIONS = """\
 Summarize the conversation below for the assistant's long-term memory, in plain text (no markdown,
 no lists), at most 120 words, in the language the conversation is in (Thai stays Thai). Keep the
-user's facts, decisions, open questions and commitments; drop greetings and chatter.{previous}"""
+user's facts, decisions, open questions and commitments; drop greetings and chatter.{time}{previous}"""
+
+_SUMMARY_TIME = """
+Each message shows when it was said, in the user's timezone ({timezone}). The summary is read later:
+write dates absolutely ("on 3 December 2026"; Thai "3 ธ.ค. 2569", Buddhist Era year), never
+"yesterday", "tomorrow", "last week" or "เมื่อวาน"; never invent a date the messages do not give."""
 
 
 class GeminiSummarizer(_GeminiBase):
     """One `generate_content` call; a plain-text summary in the conversation's language."""
 
-    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
+    def summarize(
+        self, messages: Sequence[Message], previous: str | None = None, *, timezone: str = DEFAULT_TIMEZONE
+    ) -> str:
         from google.genai import types
 
         kept = [m for m in messages if m.content.strip() and not is_transient(m.content)]
         if not kept:
             return ""
+        tz = ZoneInfo(timezone) if any(m.created_at for m in kept) else None
         prev = f"\n\nThe summary of the conversation so far, for context:\n{previous}" if previous else ""
+        time = _SUMMARY_TIME.format(timezone=timezone) if tz is not None else ""
         config = types.GenerateContentConfig(
-            system_instruction=_SUMMARY_INSTRUCTIONS.format(previous=prev),
+            system_instruction=_SUMMARY_INSTRUCTIONS.format(time=time, previous=prev),
             temperature=0.2,
             max_output_tokens=512,
         )
         with upstream_guard(LLM_UNAVAILABLE):
             response = self.client.models.generate_content(
-                model=self.model, contents="Conversation:\n" + _format_conversation(kept), config=config
+                model=self.model, contents="Conversation:\n" + _format_conversation(kept, tz), config=config
             )
         text = (response.text or "").strip()
-        return text or ExtractiveSummarizer().summarize(messages, previous)
+        return text or ExtractiveSummarizer().summarize(messages, previous, timezone=timezone)
 
 
 # --- factories -----------------------------------------------------------------------------------------

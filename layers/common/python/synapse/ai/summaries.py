@@ -1,22 +1,29 @@
 """The offline extractive summary (beside the Gemini summarizer in `llm`): the most informative
-sentences kept verbatim. An honest fallback: it paraphrases nothing.
+sentences kept verbatim. An honest fallback: it paraphrases nothing, except the relative dates of a
+message whose `created_at` it is given, which are written as the dates they meant (`dates`), so the
+summary stays true when it is read later.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from zoneinfo import ZoneInfo
 
+from synapse.ai import dates
 from synapse.ai.facts import states_a_fact
 from synapse.ai.transient import has_thai, is_transient, normalize
-from synapse.core.models.base import Role
+from synapse.core.models.base import DEFAULT_TIMEZONE, Role
 from synapse.core.models.chat import ChatMessage as Message
 
 __all__ = ["SUMMARY_MAX_CHARS", "ExtractiveSummarizer"]
 
 SUMMARY_MAX_CHARS = 600
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+|(?<=[\u0e00-\u0e7f])\s{1,}(?=[\u0e00-\u0e7f])")
+# a full stop after a Thai letter is an abbreviation's (ธ.ค. 2569, พ.ศ.), not a sentence's end
+_SENTENCE_SPLIT = re.compile(
+    r"(?<=[.!?。])(?<![\u0e00-\u0e7f]\.)\s+|\n+|(?<=[\u0e00-\u0e7f])\s{1,}(?=[\u0e00-\u0e7f])"
+)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -44,14 +51,21 @@ class ExtractiveSummarizer:
     def __init__(self, max_chars: int = SUMMARY_MAX_CHARS) -> None:
         self.max_chars = max_chars
 
-    def summarize(self, messages: Sequence[Message], previous: str | None = None) -> str:
+    def summarize(
+        self, messages: Sequence[Message], previous: str | None = None, *, timezone: str = DEFAULT_TIMEZONE
+    ) -> str:
         candidates: list[tuple[float, int, str]] = []
         order = 0
         seen: set[str] = set()
+        tz = ZoneInfo(timezone)
         for message in messages:
             if message.role not in (Role.user, Role.assistant):
                 continue
-            for raw in _SENTENCE_SPLIT.split(message.content):
+            text = message.content
+            if message.created_at is not None and not is_transient(text):
+                # one line per clause naming its own time, each with its dates written out
+                text = "\n".join(c.text for c in dates.dated_clauses(text, message.created_at, tz))
+            for raw in _SENTENCE_SPLIT.split(text):
                 sentence = " ".join(raw.split())
                 if not sentence or is_transient(sentence):
                     continue

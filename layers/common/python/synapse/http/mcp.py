@@ -16,7 +16,9 @@ import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import mcp_types as types
 from mangum import Mangum
@@ -96,14 +98,24 @@ def _remember(who: Principal, mind: Mind, args: MemoryIn) -> Outcome:
     return text, memory.model_dump(mode="json")
 
 
-def _line(kind: str, key: str, text: str, score: float, mem_id: str) -> str:
-    return f"- [{kind}/{key}] {text} (score {score:.3f}, id {mem_id})"
+def _line(kind: str, key: str, text: str, score: float, mem_id: str, day: str | None = None) -> str:
+    dated = f"{day}, " if day is not None else ""
+    return f"- [{kind}/{key}] {text} ({dated}score {score:.3f}, id {mem_id})"
 
 
 def _recall(who: Principal, mind: Mind, args: RecallIn) -> Outcome:
     found = recall.recall(who, mind, args)
-    lines = [_line(m.type.value, m.key, m.text, m.score, m.id) for m in found.memories]
+    zone = None
+    if any(m.valid_at is not None for m in found.memories):  # in the request's timezone, else the mind's
+        zone = ZoneInfo(args.timezone or mind.timezone)
+    lines = [
+        _line(m.type.value, m.key, m.text, m.score, m.id, _day(m.valid_at, zone)) for m in found.memories
+    ]
     return "\n".join(lines) or "No memories matched.", found.model_dump(mode="json")
+
+
+def _day(moment: datetime | None, zone: ZoneInfo | None) -> str | None:
+    return f"{moment.astimezone(zone):%Y-%m-%d}" if moment is not None and zone is not None else None
 
 
 def _search(who: Principal, mind: Mind, args: SearchIn) -> Outcome:
@@ -153,9 +165,12 @@ TOOLS: dict[str, Tool] = {
             run=_recall,
             description=(
                 "Find the memories most relevant to a question or topic (meaning and words, Thai and "
-                "English), best first; one memory per line as `[category/key] text (score, id)`. Use it "
-                "before answering something that may depend on what the user told you before. `limit` is "
-                "1-50 (default 5); `category` and `tags` narrow the search."
+                "English), best first; one memory per line as `[category/key] text (date, score, id)`, "
+                "the date (when it happened or became true) where known. Use it before answering "
+                "something that may depend on what the user told you before. `limit` is 1-50 (default "
+                '5); `category` and `tags` narrow the search. A question naming a period ("last week", '
+                '"เมื่อวาน") puts that period\'s memories first, read at `reference_time` (default now) '
+                "in `timezone` (default the mind's); `as_of` recalls the memories as they were then."
             ),
         ),
         Tool(
@@ -190,8 +205,10 @@ TOOLS: dict[str, Tool] = {
             run=_context,
             description=(
                 "Everything to know before answering the user's message, as one text block for your "
-                "context: the user's identity line, the memories most relevant to `query` (the user's "
-                "message), and, with `sessionId`, the conversation's latest summary and last messages."
+                "context: the current time, the user's identity line, the memories most relevant to "
+                "`query` (the user's message; dated where known), and, with `sessionId`, the "
+                "conversation's latest summary and last messages. `reference_time`, `timezone` and "
+                "`as_of` as for `recall`."
             ),
         ),
     )

@@ -22,12 +22,13 @@ from synapse.search.vectors import Vectors
 from synapse.store import changelog, nuggets
 from synapse.store.keys import Space
 
-__all__ = ["Corpus", "apply", "build", "memories_of", "recent_keys"]
+__all__ = ["Corpus", "apply", "build", "epochs", "memories_of", "recent_keys", "view", "when_of"]
 
 _FAR_FUTURE = float("inf")
 _PRIORITIES = {rank: priority for priority, rank in PRIORITY_RANK.items()}
-# the numeric columns that scoring reads whole (live filter, nudges), kept as arrays beside the lists
-_NUMBERS = ("priority", "updated", "expires")
+# the numeric columns that scoring reads whole (live filter, nudges, periods), kept as arrays beside
+# the lists; `when` is derived (`when_of`), the others are the columns' own
+_NUMBERS = ("priority", "updated", "expires", "when")
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Corpus:
     priority: np.ndarray  # int8, 0 low … 3 critical
     updated: np.ndarray  # float64 epoch seconds
     expires: np.ndarray  # float64 epoch seconds, inf when never
+    when: np.ndarray  # float64 epoch seconds: valid_at, else created_at (what a period is judged on)
     at: changelog.Version | None = None  # the mind's version it was read at (None: not from the cache)
 
     def __len__(self) -> int:
@@ -78,6 +80,62 @@ def build(
         priority=np.array(cols.priority, dtype=np.int8),
         updated=np.array(cols.updated, dtype=np.float64),
         expires=np.array(cols.expires, dtype=np.float64),
+        when=when_of(cols),
+    )
+
+
+def when_of(cols: nuggets.Columns) -> np.ndarray:
+    """Each memory's moment, epoch seconds: its `valid_at`, else its `created_at` (a period named in a
+    query is judged on it). Only rows without a valid_at parse their creation time."""
+    when = np.array(cols.valid, dtype=np.float64)
+    missing = np.flatnonzero(np.isneginf(when))
+    if len(missing):
+        when[missing] = epochs([cols.created[i] for i in missing])
+    return when
+
+
+def epochs(stamps: Sequence[str]) -> np.ndarray:
+    """Stored timestamps as epoch seconds: the stored form `YYYY-MM-DDTHH:MM:SSZ` in one numpy pass,
+    anything else one by one."""
+    if all(len(t) == 20 and t[-1] == "Z" for t in stamps):
+        return np.array([t[:19] for t in stamps], dtype="datetime64[s]").astype(np.float64)
+    return np.array([parse_iso(t).timestamp() for t in stamps], dtype=np.float64)
+
+
+def view(current: Corpus, rows: Sequence[int], changed: nuggets.Columns, at: Sequence[int]) -> Corpus:
+    """A one-off corpus (not cached) of some rows of `current`, in their order, where the row at
+    position `at[k]` is row k of `changed` instead (an older version of that memory). Tokens are
+    lent by `current` where the text is the same; vectors are `current`'s, except where `changed`
+    brings one (`changed.embs[k]`: the stored bytes of a vector of the old text, or None to keep)."""
+    cols = current.columns.take(rows)
+    for k, pos in enumerate(at):
+        cols.replace(pos, changed, k)
+    cols.embs = [None] * len(cols)
+    out = build(cols, "", current.model_key, previous=current)
+    out.vectors = _view_vectors(current, rows, changed, at)
+    return out
+
+
+def _view_vectors(
+    current: Corpus, rows: Sequence[int], changed: nuggets.Columns, at: Sequence[int]
+) -> Vectors:
+    """The vectors of a `view`: each position's row's vector in `current`, or the one `changed` brings."""
+    position = np.full(len(current), -1, dtype=np.intp)
+    position[np.asarray(rows, dtype=np.intp)] = np.arange(len(rows), dtype=np.intp)
+    old = current.vectors
+    new = vectors.index(changed.embs, current.model_key)
+    if not len(old) and not len(new):
+        return new
+    mine = position[old.rows] if len(old) else np.zeros(0, np.intp)
+    replaced = np.asarray(at, dtype=np.intp)[new.rows] if len(new) else np.zeros(0, np.intp)
+    keep = (mine >= 0) & ~np.isin(mine, replaced)
+    order = np.argsort(np.concatenate([mine[keep], replaced]), kind="stable")
+    dim = old.matrix.shape[1] if old.matrix.ndim == 2 and len(old) else new.matrix.shape[1] if len(new) else 0
+    matrix = np.concatenate([old.matrix[keep].reshape(-1, dim), new.matrix.reshape(-1, dim)])
+    return Vectors(
+        rows=np.concatenate([mine[keep], replaced])[order],
+        matrix=matrix[order],
+        scales=np.concatenate([old.scales[keep], new.scales]).astype(np.float32)[order],
     )
 
 
@@ -96,6 +154,8 @@ def apply(corpus: Corpus, changed: nuggets.Columns, ids: Sequence[str], at: chan
     now = {mem_id: j for j, mem_id in enumerate(changed.ids)}
     found = vectors.index(changed.embs, corpus.model_key)
     vector_of = {int(r): k for k, r in enumerate(found.rows)}
+    numbers = {name: getattr(changed, name) for name in _NUMBERS if name != "when"}
+    numbers["when"] = when_of(changed)
     cols = corpus.columns
     for mem_id in dict.fromkeys(ids):
         pos = bisect_left(cols.ids, mem_id)
@@ -113,14 +173,14 @@ def apply(corpus: Corpus, changed: nuggets.Columns, ids: Sequence[str], at: chan
             corpus.tokens[pos] = tokens
             cols.replace(pos, changed, j)
             for name in _NUMBERS:
-                getattr(corpus, name)[pos] = getattr(changed, name)[j]
+                getattr(corpus, name)[pos] = numbers[name][j]
             corpus.vectors.replace(pos, vec)
         else:
             corpus.bm25.insert(pos, tokens)
             corpus.tokens.insert(pos, tokens)
             cols.insert(pos, changed, j)
             for name in _NUMBERS:
-                setattr(corpus, name, np.insert(getattr(corpus, name), pos, getattr(changed, name)[j]))
+                setattr(corpus, name, np.insert(getattr(corpus, name), pos, numbers[name][j]))
             corpus.vectors.insert(pos, vec)
     corpus.vectors.prefix = None  # (rebuilt from the matrix by `vectors.with_prefix` where it pays)
     corpus.version, corpus.at = at.token, at

@@ -85,6 +85,11 @@ class RankingParams:
     priority_nudge: float = 0.02
     recency_nudge: float = 0.02
     recency_half_life_days: float = 30.0
+    # a query naming a period (scoring.best_within): what a memory of the period adds to its score,
+    # on the [0, 1] relevance scale, with an embedder and with full text alone; chosen on the temporal
+    # set (`python -m bench.temporal tune`, docs/ranking.md "Periods")
+    period_boost: float = 0.4
+    period_boost_lexical: float = 0.6
 
 
 DEFAULTS = RankingParams()

@@ -1,6 +1,7 @@
 """A query against a corpus (POST /memory/recall): the similarity of the query's vector to each
 memory's, the live filter, and the best memories by relevance (hybrid + feedback, `fusion.relevance`)
-nudged for priority and recency (`fusion.boost`). And full-text search alone over some memories
+nudged for priority and recency (`fusion.boost`); for a query that names a period, the memories
+of that period lifted above the others (`best_within`). And full-text search alone over some memories
 (GET /memory/search).
 """
 
@@ -17,7 +18,7 @@ from synapse.search.bm25 import BM25
 if TYPE_CHECKING:
     from synapse.search.corpus import Corpus
 
-__all__ = ["best", "full_text", "live", "similarity"]
+__all__ = ["best", "best_within", "full_text", "live", "similarity"]
 
 _DAY = 86400.0
 
@@ -53,6 +54,38 @@ def best(
     age_days = np.maximum(now - corpus.updated, 0.0) / _DAY
     scores = fusion.boost(scores, corpus.priority, age_days)
     scores = np.where(mask, scores, -np.inf).astype(np.float32)
+    return [(int(i), float(scores[i])) for i in fusion.top_k(scores, min(limit, int(mask.sum())))]
+
+
+def best_within(
+    corpus: Corpus,
+    query: str,
+    dense: np.ndarray | None,
+    mask: np.ndarray,
+    now: float,
+    limit: int,
+    period: tuple[float, float],
+    *,
+    params: fusion.RankingParams = fusion.DEFAULTS,
+) -> list[tuple[int, float]]:
+    """`best` for a query that names a period [start, end) (epoch seconds): a memory whose moment
+    (`corpus.when`: valid_at, else created_at) is in the period adds `params.period_boost` to its
+    score (`period_boost_lexical` when there is no vector: full text alone). So a memory of the
+    period ranks above every memory outside it that is not more relevant by more than that: with
+    the defaults (meaning and words weighed 0.5 each, min-max normalized; boost 0.4), a memory outside
+    the period passes one inside it only when it is better on both, or far better on one (in a mind of
+    a few memories, min-max normalization can make that happen between unrelated texts).
+    `query` is the topic: the question without its time words. The scores answered include the boost
+    (they decrease down the list)."""
+    if not mask.any():
+        return []
+    scores = fusion.relevance(corpus.bm25, corpus.tokens, tokenizer.tokenize(query), dense, params=params)
+    age_days = np.maximum(now - corpus.updated, 0.0) / _DAY
+    scores = fusion.boost(scores, corpus.priority, age_days, params=params)
+    start, end = period
+    inside = (corpus.when >= start) & (corpus.when < end)
+    lift = np.float32(params.period_boost if dense is not None else params.period_boost_lexical)
+    scores = np.where(mask, scores + lift * inside, -np.inf).astype(np.float32)
     return [(int(i), float(scores[i])) for i in fusion.top_k(scores, min(limit, int(mask.sum())))]
 
 

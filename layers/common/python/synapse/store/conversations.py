@@ -47,6 +47,19 @@ class Summary:
     summary: str
     msg_count: int
     created_at: datetime
+    # when the messages it summarizes were said, the earliest and the latest (None: a chunk written
+    # before messages carried their time)
+    first_message_at: datetime | None = None
+    last_message_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A raw message to store: its role, its text and when it was said."""
+
+    role: str
+    content: str
+    created_at: datetime
 
 
 def _get(space: Space, local_sk: str, projection: str | None = None) -> dict[str, Any] | None:
@@ -57,7 +70,7 @@ def _get(space: Space, local_sk: str, projection: str | None = None) -> dict[str
 def append_messages(
     space: Space,
     session_id: str,
-    messages: Sequence[tuple[str, str]],
+    messages: Sequence[NewMessage],
     *,
     request_id: str,
     now: datetime,
@@ -69,7 +82,9 @@ def append_messages(
     One transaction: the session's count moves from the value read to +n (optimistic: a parallel
     ingest of the same session makes us re-read and retry), the messages take the sequence numbers
     in between, and a marker of this request (`request_id`) makes a retry of it find its range
-    instead of storing the messages twice.
+    instead of storing the messages twice. Each message keeps its own `created_at` (when it was
+    said); their TTL counts from `now`, when they were stored (an imported conversation of last year
+    is kept as long as one of today).
     """
     count_n = len(messages)
     expires = int(now.timestamp()) + ttl_days * 86400
@@ -118,16 +133,16 @@ def append_messages(
                 }
             },
         ]
-        for i, (role, content) in enumerate(messages):
+        for i, message in enumerate(messages):
             actions.append(
                 {
                     "Put": {
                         "TableName": db.table(),
                         "Item": {
                             **db.key(space.pk, space.sk(message_sk(session_id, first + i))),
-                            "role": s(role),
-                            "content": s(content),
-                            "created_at": s(iso(now)),
+                            "role": s(message.role),
+                            "content": s(message.content),
+                            "created_at": s(iso(message.created_at)),
                             "ttl": n(expires),
                         },
                     }
@@ -219,9 +234,11 @@ def add_summary(
     summary: str,
     msg_count: int,
     now: datetime,
+    span: tuple[datetime, datetime] | None = None,
     boundary: int | None = None,
 ) -> Summary | None:
-    """Write the session's next chunk (numbered from 1 in write order).
+    """Write the session's next chunk (numbered from 1 in write order); `span` is when the messages
+    it summarizes were said (the earliest, the latest).
 
     With `boundary` (the message count an EventBridge event names), at most one chunk is ever
     written for it, however often the event arrives: None is returned for a repeat.
@@ -246,6 +263,14 @@ def add_summary(
         # the chunk takes the mind's next change-log seq too: its `summary.created` event comes from
         # the entry the stream carries, in order with the mind's memory events
         said = [changelog.Change.summary(session_id, chunk_id(sk))]
+        item: dict[str, Any] = {
+            **db.key(space.pk, space.sk(sk)),
+            "summary": s(summary),
+            "msg_count": n(msg_count),
+            "created_at": s(iso(now)),
+        }
+        if span is not None:
+            item["first_message_at"], item["last_message_at"] = s(iso(span[0])), s(iso(span[1]))
         actions: list[dict[str, Any]] = [
             *changelog.step(space, changelog.read(space), said),
             {
@@ -260,18 +285,14 @@ def add_summary(
             {
                 "Put": {
                     "TableName": db.table(),
-                    "Item": {
-                        **db.key(space.pk, space.sk(sk)),
-                        "summary": s(summary),
-                        "msg_count": n(msg_count),
-                        "created_at": s(iso(now)),
-                    },
+                    "Item": item,
                     "ConditionExpression": "attribute_not_exists(sk)",
                 }
             },
         ]
         if db.won(actions):
-            return Summary(chunk_id=chunk_id(sk), summary=summary, msg_count=msg_count, created_at=now)
+            first, last = span or (None, None)
+            return Summary(chunk_id(sk), summary, msg_count, now, first, last)
         db.backoff(attempt)  # another writer of this session won the race: read again
     raise db.busy()
 
@@ -288,6 +309,8 @@ def summary_from_item(raw: dict[str, Any]) -> Summary:
         summary=raw["summary"],
         msg_count=int(raw["msg_count"]),
         created_at=parse_iso(raw["created_at"]),
+        first_message_at=parse_iso(raw["first_message_at"]) if raw.get("first_message_at") else None,
+        last_message_at=parse_iso(raw["last_message_at"]) if raw.get("last_message_at") else None,
     )
 
 

@@ -345,6 +345,22 @@ def history(space: Space, mem_id: str) -> list[MemoryVersion]:
     return [version_from(plain_item(item)) for item in items]
 
 
+def version_at(space: Space, mem_id: str, moment: datetime) -> MemoryVersion | None:
+    """The kept version of a memory that was current at `moment`: the newest whose `updated_at` is not
+    later (None: it is not kept any more, or there is none). One Query of the memory's history, newest
+    first; it stops at the first page that holds the version."""
+    items = db.query_prefix(
+        space.pk,
+        space.sk(history_prefix(mem_id)),
+        ScanIndexForward=False,
+        FilterExpression="updated_at <= :at",
+        ExpressionAttributeValues={":at": s(iso(moment))},
+    )
+    for item in items:
+        return version_from(plain_item(item))
+    return None
+
+
 def kept_version(space: Space, mem_id: str, version: int) -> MemoryVersion | None:
     item = db.get(space.pk, space.sk(history_sk(mem_id, version)))
     return version_from(plain_item(item)) if item else None
@@ -434,6 +450,15 @@ def query(
     return found, None
 
 
+def stored_after(space: Space, flt: MemoryFilter, cursor: str | None) -> Iterator[tuple[Stored, str]]:
+    """Memories of a mind matching `flt`, in key order, after `cursor` (one `query` made), each with
+    the cursor that resumes after it; read page by page as they are taken. BadCursor as `query`."""
+    start = _list_position(space, cursor) if cursor else None
+    for item in _nuggets(space, flt, start=start):
+        found = from_item(space, item)
+        yield found, encode_cursor({"sk": nugget_sk(found.memory.id)})
+
+
 def _list_position(space: Space, cursor: str) -> str:
     sk = decode_cursor(cursor).get("sk")
     if not isinstance(sk, str) or not sk.startswith(NUGGET):
@@ -488,6 +513,14 @@ class Columns:
         """The row at `pos` becomes row `j` of `other`."""
         for name in _ROW_FIELDS:
             getattr(self, name)[pos] = getattr(other, name)[j]
+
+    def take(self, rows: Sequence[int]) -> Columns:
+        """Some rows, in the order given, as new columns (without vectors)."""
+        out = Columns()
+        for name in _ROW_FIELDS:
+            values = getattr(self, name)
+            setattr(out, name, [values[i] for i in rows])
+        return out
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(Columns) if f.name != "embs")

@@ -45,7 +45,11 @@ class ChatMessage(Model):
     role: Role
     content: Text
     # when it was said (RFC 3339; later than now + 5 minutes is refused); default: the request's arrival
-    created_at: SaidAt | None = None
+    created_at: SaidAt | None = Field(
+        default=None,
+        description="When it was said: RFC 3339 with Z or an offset, not later than now + 5 minutes; "
+        "default: when the request arrived. Relative dates in it are read against this moment.",
+    )
 
 
 Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
@@ -56,7 +60,11 @@ class IngestIn(Body):
     sessionId: SessionId
     messages: Messages
     # the timezone the messages' relative dates are read in, for this request (default: the mind's)
-    timezone: TimezoneName | None = None
+    timezone: TimezoneName | None = Field(
+        default=None,
+        description="IANA timezone the messages' relative dates are read in, for this request; "
+        "default: the mind's",
+    )
 
 
 class ExtractedNugget(BaseModel):
@@ -171,7 +179,10 @@ class SummarizeIn(Body):
     userId: UserId | None = None
     sessionId: SessionId
     messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
-    timezone: TimezoneName | None = None
+    timezone: TimezoneName | None = Field(
+        default=None,
+        description="IANA timezone the summary states the messages' dates in; default: the mind's",
+    )
 
 
 class SummaryOut(Model):
@@ -184,6 +195,14 @@ class SummaryChunk(Model):
     summary: str
     msg_count: int
     created_at: Timestamp
+    first_message_at: Timestamp | None = Field(
+        default=None,
+        description="When the earliest of the messages it summarizes was said (null: a chunk written "
+        "before messages carried their time)",
+    )
+    last_message_at: Timestamp | None = Field(
+        default=None, description="When the latest of the messages it summarizes was said"
+    )
 
 
 class SummaryList(Model):

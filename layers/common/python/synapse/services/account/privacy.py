@@ -29,6 +29,8 @@ def export(user_id: str) -> ExportOut:
                 "summary": chunk.summary,
                 "msg_count": chunk.msg_count,
                 "created_at": iso(chunk.created_at),
+                "first_message_at": iso(chunk.first_message_at) if chunk.first_message_at else None,
+                "last_message_at": iso(chunk.last_message_at) if chunk.last_message_at else None,
             }
             for mind_id, session_id, chunk in data.summaries
         ],

@@ -1,11 +1,17 @@
 """Ingest: raw messages and session count → event → transient filter → extract → embed → upsert →
-identity (the order README "How it works" gives: the messages are kept even if Gemini is down)."""
+identity (the order README "How it works" gives: the messages are kept even if Gemini is down).
+
+Time: each message is stored with when it was said (`created_at`, default the request's arrival),
+and the extractor reads its relative dates against that moment in the request's `timezone`, else
+the mind's. Every memory an ingest writes gets a `valid_at`: the moment its nugget is about, else when
+its message was said; an update by key replaces it."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Sequence
+from datetime import datetime
 
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
@@ -24,8 +30,8 @@ from synapse.ai import llm, transient
 from synapse.aws import events
 from synapse.core.config import settings
 from synapse.core.errors import Conflict, UpstreamUnavailable, ValidationFailed
-from synapse.core.models.base import Category, Change, Role, Source, normalize_tags, utcnow
-from synapse.core.models.chat import IngestIn, IngestOut
+from synapse.core.models.base import Category, Change, Role, Source, iso, normalize_tags, utcnow
+from synapse.core.models.chat import ChatMessage, IngestIn, IngestOut
 from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.search import cache, corpus
@@ -41,11 +47,21 @@ PROMPT_MAX_KEYS = 200
 
 
 def body_digest(body: IngestIn) -> str:
-    """The request's content: session and messages (the user is the partition it is kept in)."""
-    payload = json.dumps(
-        [body.sessionId, [[m.role.value, m.content] for m in body.messages]], ensure_ascii=False
-    )
+    """The turns: session and messages, each with the time it was said when the body gives one (the
+    user is the partition it is kept in). The same words said at two given times are two turns; a
+    message without `created_at` is said "when the request arrives", and a retry arrives later but
+    is the same turn, so then no time is part of it (and the digest is the one it was before times)."""
+    turns = [[m.role.value, m.content, *([iso(m.created_at)] if m.created_at else [])] for m in body.messages]
+    payload = json.dumps([body.sessionId, turns], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def content_digest(body: IngestIn, turns: str) -> str:
+    """The whole body, for an Idempotency-Key's check (one key, another body: 422): the turns and the
+    timezone their dates are read in."""
+    if body.timezone is None:
+        return turns
+    return hashlib.sha256(f"{turns}\x1f{body.timezone}".encode()).hexdigest()[:32]
 
 
 def request_id(digest: str, client_key: str | None) -> str:
@@ -55,16 +71,19 @@ def request_id(digest: str, client_key: str | None) -> str:
     return hashlib.sha256(f"key\x1f{client_key}".encode()).hexdigest()[:32] if client_key else digest
 
 
-def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
+def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
     """Raw messages → event → transient filter → extract → embed → upsert → identity, for a caller
-    already checked (`space` is theirs)."""
+    already checked (`mind` is theirs)."""
     cfg = settings()
+    space = mind.space
     now = utcnow()
+    # every message has its time from here on: the one it was said at, else the request's arrival
+    said = [m if m.created_at else m.model_copy(update={"created_at": now}) for m in body.messages]
     # 1. raw messages and the session count first, atomically and once: kept even if Gemini is down
     span = conversations.append_messages(
         space,
         body.sessionId,
-        [(m.role.value, m.content) for m in body.messages],
+        [conversations.NewMessage(m.role.value, m.content, _said_at(m, now)) for m in said],
         request_id=request,
         now=now,
         ttl_days=cfg.raw_message_ttl_days,
@@ -76,8 +95,8 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
         space.mind_id,
     )
     # 2. skip transient turns; an all-transient batch makes no model call at all
-    kept = [m for m in body.messages if not transient.is_transient(m.content)]
-    skipped = len(body.messages) - len(kept)
+    kept = [m for m in said if not transient.is_transient(m.content)]
+    skipped = len(said) - len(kept)
     if not any(m.role == Role.user for m in kept):
         return _nothing_new(skipped)
     # 3. one extraction call, shown the keys the mind already has: from the container's copy of the
@@ -85,7 +104,9 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
     known = cache.load(space, None)
     existing = existing_for_prompt(known)
     api_key = gemini_key_for(space.user_id)
-    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
+    # relative dates are read in the request's timezone, else the mind's (its record read only then)
+    timezone = body.timezone or mind.timezone
+    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing, timezone=timezone))
     if not extracted:
         return _nothing_new(skipped)
     # 4. one batched embedding call for every nugget
@@ -102,7 +123,8 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
         changes[nuggets.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
     # the memories this ingest writes, as they are now (their revisions): those only, not the mind
     reads = nuggets.stored_of(space, list(changes))
-    written, created = _upsert(space, body.sessionId, changes, reads)
+    latest = max(_said_at(m, now) for m in kept)
+    written, created = _upsert(space, body.sessionId, changes, reads, latest)
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
     overwrote = [m.id for m in written if m.id in reads and reads[m.id].memory.source == Source.user]
@@ -127,6 +149,7 @@ def _upsert(
     session_id: str,
     changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
     reads: dict[str, nuggets.Stored],
+    said_at: datetime,
 ) -> tuple[list[Memory], int]:
     """Write every nugget, each conditional on the revision read; those another writer changed in
     between are read again and redone on top of that write, and those deleted in between stay deleted
@@ -136,7 +159,8 @@ def _upsert(
     pending = list(changes)
     for attempt in range(nuggets.WRITE_ATTEMPTS):
         batch = [
-            _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id)) for mem_id in pending
+            _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id), said_at)
+            for mem_id in pending
         ]
         try:
             nuggets.save(space, batch)
@@ -171,7 +195,11 @@ def _change(
     nugget: llm.ExtractedNugget,
     vector: codec.Vector | None,
     read: nuggets.Stored | None,
+    said_at: datetime,
 ) -> nuggets.Write:
+    """The memory a nugget makes, over what `read` holds (None: a new one). Its `valid_at` is the
+    nugget's (the extractors give one to every nugget of a timed message), else `said_at` (the latest
+    kept message's time), even over an older one: an update says when it is true now."""
     old = read.memory if read is not None else None
     now = utcnow()
     memory = Memory(
@@ -189,9 +217,14 @@ def _change(
         updated_at=now,
         version=nuggets.next_version(read),
         mind_id=space.mind_id,
+        valid_at=nugget.valid_at or said_at,
     )
     kind = Change.updated if read is not None else Change.created
     return nuggets.Write(memory=memory, read=read, vector=vector, kind=kind)
+
+
+def _said_at(message: ChatMessage, now: datetime) -> datetime:
+    return message.created_at or now
 
 
 def _nothing_new(skipped: int) -> IngestOut:
@@ -231,8 +264,8 @@ def register_lambda_context(context: LambdaContext) -> None:
     _BY_CLIENT_KEY.register_lambda_context(context)
 
 
-def _run(identity: dict[str, str], space: Space, body: IngestIn) -> IngestOut:
-    return ingest(space, body, identity["request"])
+def _run(identity: dict[str, str], mind: Mind, body: IngestIn) -> IngestOut:
+    return ingest(mind, body, identity["request"])
 
 
 def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | None) -> IngestOut:
@@ -258,9 +291,13 @@ def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | No
         config=_BY_CLIENT_KEY if client_key else _BY_CONTENT,
         output_serializer=PydanticSerializer(model=IngestOut),
     )
-    identity = {"mind": space.mind_id, "request": request_id(digest, client_key), "content": digest}
+    identity = {
+        "mind": space.mind_id,
+        "request": request_id(digest, client_key),
+        "content": content_digest(body, digest),
+    }
     try:
-        result: IngestOut = once(identity=identity, space=space, body=body)
+        result: IngestOut = once(identity=identity, mind=mind, body=body)
     except IdempotencyAlreadyInProgressError as exc:
         raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
     except IdempotencyValidationError as exc:

@@ -20,7 +20,7 @@ from synapse.core.models.base import (
 )
 from synapse.core.models.memory import Memory, MemoryHistory, MemoryIn, MemoryPatch, RestoreIn, ScoredMemory
 from synapse.core.principal import Principal
-from synapse.services.memory import writers
+from synapse.services.memory import asof, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, db, nuggets
 from synapse.store.keys import Space
@@ -128,8 +128,14 @@ def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
     return write(space, mem_id, make, vector=vector)
 
 
-def get(mind: Mind, mem_id: str) -> Memory:
+def get(mind: Mind, mem_id: str, as_of: datetime | None = None) -> Memory:
+    """GET /memory/{id}: the memory, live; with `as_of`, as it was then (`asof`)."""
     found = nuggets.get(mind.space, mem_id)
+    if found is not None and as_of is not None:
+        then = asof.memory_at(mind.space, [found.memory], as_of)[0]
+        if then is None:
+            raise NotFound("No memory with that id at that moment.")
+        return then
     if found is None or not found.memory.is_live(utcnow()):
         raise NotFound(nuggets.NO_MEMORY)
     return found.memory
@@ -241,7 +247,10 @@ def list_page(
     verified: bool | None,
     limit: int,
     cursor: str | None,
+    as_of: datetime | None = None,
 ) -> tuple[list[Memory], str | None]:
+    """GET /memory: live memories in key order, a page at a time; with `as_of`, as they were then
+    (the filters judged on that version: `asof.page`)."""
     flt = nuggets.MemoryFilter(
         category=category,
         tag=_tag(tag),
@@ -250,6 +259,17 @@ def list_page(
         live_at=utcnow(),
     )
     try:
+        if as_of is not None:
+            return asof.page(
+                mind.space,
+                as_of,
+                category=category,
+                tag=flt.tag,
+                source=source,
+                verified=verified,
+                limit=limit,
+                cursor=cursor,
+            )
         return nuggets.query(mind.space, flt, limit=limit, cursor=cursor)
     except codec.BadCursor as exc:
         raise bad_cursor() from exc
