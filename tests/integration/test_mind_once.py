@@ -60,6 +60,12 @@ def requests(mem_id: str, said: str = "I live in Bergen now") -> list[tuple[str,
         ("memory_recall", "POST", "/memory/recall", {"body": {"query": "Bergen"}}),
         ("memory_context", "POST", "/memory/context", {"body": {"query": "Bergen", "sessionId": "s1"}}),
         (
+            "memory_context",
+            "POST",
+            "/memory/context",
+            {"body": {"query": "Bergen", "sessionId": "s1", "timezone": "Asia/Bangkok"}},
+        ),
+        (
             "memory_identity",
             "GET",
             "/memory/identity/alice",
@@ -119,6 +125,11 @@ def test_a_user_in_a_named_mind_reads_its_item_once_per_request_on_every_route(
         assert mind_reads == ["GetItem"], (function, mind_reads)
 
 
+# the routes that read dates in the mind's timezone: the context prompt dates memories, ingest resolves
+# "yesterday" in what was said, a summary dates its span
+ZONED = {"memory_context", "memory_ingest", "memory_summarize", "mcp"}  # (mcp: its context tool)
+
+
 def test_a_mind_key_and_the_default_mind_read_the_item_only_when_a_route_needs_it(
     call: Call, mind_reads: list[str]
 ) -> None:
@@ -141,9 +152,11 @@ def test_a_mind_key_and_the_default_mind_read_the_item_only_when_a_route_needs_i
             answer = call(function, method, path, who=who, **rest)
             assert answer["statusCode"] < 300, (function, answer.get("body"))
             # Then no route reads the mind's item, but plain-text recall, once, for a Mind Key's
-            # mind's name ("Mind: Support"); the default mind's name is the userId
+            # mind's name ("Mind: Support"; the default mind's name is the userId), and the routes that
+            # read time, once, for the mind's timezone (a body's timezone spares the read)
             named = function == "memory_recall_text" and who is bot
-            assert mind_reads == (["GetItem"] if named else []), (function, mind_reads)
+            zoned = function in ZONED and "timezone" not in (rest.get("body") or {})
+            assert mind_reads == (["GetItem"] if named or zoned else []), (function, mind_reads)
             if function == "memory_recall_text":
                 assert answer["body"].startswith(f"Mind: {name}\n")
 
