@@ -6,11 +6,12 @@ from __future__ import annotations
 import secrets
 import string
 
-from synapse.core.errors import Conflict, NotFound
+from synapse.core.config import settings
+from synapse.core.errors import Conflict, NotFound, QuotaExceeded
 from synapse.core.models.base import DEFAULT_MIND, utcnow
-from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut
+from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut, MindQuota
 from synapse.core.principal import Principal
-from synapse.store import keys, minds
+from synapse.store import keys, minds, nuggets
 from synapse.store.keys import Space
 from synapse.store.minds import NO_MIND, Mind
 
@@ -39,6 +40,10 @@ def create(who: Principal, body: MindIn) -> MindOut:
     name = body.name.strip()
     if name.casefold() == who.user_id.casefold():
         raise Conflict("That name is the default mind's.")
+    limit = settings().max_minds
+    others = [m for m in minds.list_minds(who.user_id) if m.mind_id != DEFAULT_MIND]
+    if len(others) + 1 >= limit:  # the default mind counts
+        raise QuotaExceeded(f"You have {limit} minds, the limit (MAX_MINDS): delete one first.")
     record = minds.MindRecord(
         mind_id="m_" + "".join(secrets.choice(_ALPHABET) for _ in range(12)),
         name=name,
@@ -65,7 +70,8 @@ def list_all(who: Principal) -> MindList:
                 name=m.name,
                 description=m.description,
                 created_at=m.created_at,
-                memories=minds.count_memories(Space(who.user_id, m.mind_id)),
+                memories=nuggets.count(Space(who.user_id, m.mind_id)),
+                quota=MindQuota(memories=nuggets.quota()),
             )
             for m in [default, *(m for m in stored if m.mind_id != DEFAULT_MIND)]
         ]

@@ -85,36 +85,38 @@ def write(
 
 
 def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
-    """POST /memory: create, or update the memory with the same key. Returns (memory, created).
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
+    user_id = who.check_user_id(body.userId)
+    space = mind.space
+    vector = embed_document(user_id, body.content)
+    mem_id = nuggets.id_for(space, body.category, body.key)
+    return write(space, mem_id, lambda read: made(who, user_id, body, mem_id, read), vector=vector)
+
+
+def made(who: Principal, user_id: str, body: MemoryIn, mem_id: str, read: nuggets.Stored | None) -> Memory:
+    """What a `POST /memory` body makes of the memory read (None: none yet); `POST /memory/batch`
+    makes each item with it too.
 
     Content, source, verified and confidence are always written; tags, priority and expires_at only
     when sent (an update keeps the old ones); created_at is kept."""
-    user_id = who.check_user_id(body.userId)
-    space = mind.space
     sent = body.model_fields_set
-    vector = embed_document(user_id, body.content)
-
-    def make(read: nuggets.Stored | None) -> Memory:
-        now = utcnow()
-        changes: dict[str, Any] = {
-            "content": body.content,
-            **writers.of(who).stamp(body.confidence),
-            "updated_at": now,
-            **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
-        }
-        if read is not None:
-            return read.memory.model_copy(update=changes)
-        return Memory(
-            id=mem_id,
-            category=body.category,
-            key=body.key,
-            user_id=user_id,
-            created_at=now,
-            **{"tags": [], "priority": body.priority, **changes},
-        )
-
-    mem_id = nuggets.id_for(space, body.category, body.key)
-    return write(space, mem_id, make, vector=vector)
+    now = utcnow()
+    changes: dict[str, Any] = {
+        "content": body.content,
+        **writers.of(who).stamp(body.confidence),
+        "updated_at": now,
+        **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+    }
+    if read is not None:
+        return read.memory.model_copy(update=changes)
+    return Memory(
+        id=mem_id,
+        category=body.category,
+        key=body.key,
+        user_id=user_id,
+        created_at=now,
+        **{"tags": [], "priority": body.priority, **changes},
+    )
 
 
 def get(mind: Mind, mem_id: str) -> Memory:
