@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.lambdas import ALICE, agent, user
+from harness.lambdas import ALICE, LambdaContext, agent, http_event, load_function, user
 from synapse.core.config import settings
 from synapse.store import changelog, db
 from synapse.store.keys import VERSION_TOKEN, Space
@@ -319,3 +319,18 @@ def test_export_import_into_an_empty_user_export_gives_the_same_memories(call: C
     again = import_(call, "synapse", records, who=BOB)["json"]
     assert again == {"imported": 0, "updated": 0, "skipped": len(records), "errors": []}
     assert seq("bob") == before
+
+
+def test_an_export_past_one_response_is_413(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given an export larger than the limit of one response (the limit made small)
+    batch(call, [fact(f"k{i}", "x" * 500) for i in range(10)])
+    function = load_function("me_export")
+    monkeypatch.setattr(function, "MAX_EXPORT_BYTES", 4000)
+    # When it is asked for
+    answer = function.handler(http_event("GET", "/me/export", who=ALICE), LambdaContext())
+    # Then it is 413 payload_too_large, naming POST /me/exports
+    assert answer["statusCode"] == 413, answer
+    error = json.loads(answer["body"])["error"]
+    assert error["code"] == "payload_too_large" and "POST /me/exports" in error["message"]
+    # And below the limit it is the export, as before
+    assert len(export(call, ALICE)["memories"]) == 10
