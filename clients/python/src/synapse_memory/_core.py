@@ -182,6 +182,18 @@ def items(item: type[M], key: str) -> Callable[[httpx.Response], list[M]]:
     return read
 
 
+def raw(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object as answered (`batch`'s per-item results, `import`'s counts)."""
+    data = _json(response)
+    if not isinstance(data, dict):
+        raise errors.SynapseResponseError(
+            "The server's answer is not a JSON object.",
+            status=response.status_code,
+            method=response.request.method,
+        )
+    return data
+
+
 def nothing(response: httpx.Response) -> None:
     return None
 
@@ -310,7 +322,10 @@ def messages_body(messages: Iterable[MessageLike]) -> list[dict[str, str]]:
             out.append({"role": message.role, "content": message.content})
         elif isinstance(message, Mapping):
             try:
-                out.append({"role": str(message["role"]), "content": str(message["content"])})
+                said = {"role": str(message["role"]), "content": str(message["content"])}
+                if message.get("created_at") is not None:  # when it was said (RFC 3339)
+                    said["created_at"] = str(_timestamp(message["created_at"]))
+                out.append(said)
             except KeyError as exc:
                 raise ValueError(f"a message needs 'role' and 'content' (missing {exc})") from None
         else:
@@ -575,6 +590,17 @@ class Routes:
 
     def export(self) -> Call[Export]:
         return Call("GET", "/me/export", model(Export))
+
+    # --- many memories at once (replayable: both write by key, so a repeat changes nothing new)
+    def batch(self, memories: Sequence[Mapping[str, Any]], mind_id: str | None) -> Call[dict[str, Any]]:
+        body = {"memories": [dict(m) for m in memories]}
+        return Call("POST", "/memory/batch", raw, body=body, headers=self._mind(mind_id), replayable=True)
+
+    def import_records(
+        self, format: str, records: Sequence[Any], mind_id: str | None
+    ) -> Call[dict[str, Any]]:
+        body = {"format": format, "records": list(records)}
+        return Call("POST", "/memory/import", raw, body=body, headers=self._mind(mind_id), replayable=True)
 
     def delete_me(self) -> Call[int]:
         return Call("DELETE", "/me", deleted_count)
