@@ -26,7 +26,7 @@ app = resolver()
     tags=["memories"],
     responses=responses("write", {200: "What became of the records"}, body=True),
 )
-def import_(body: ImportIn, who: Caller, mind: InMind) -> ImportOut:
+def import_memories(body: ImportIn, who: Caller, mind: InMind) -> ImportOut:
     return bulk.import_records(who, mind, body)
 
 

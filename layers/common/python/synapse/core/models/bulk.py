@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, StringConstraints, model_serializer
+from pydantic import Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from synapse.core.models.base import (
@@ -35,19 +35,18 @@ class BatchIn(Body):
     )
 
 
+def _absent(value: Any) -> bool:
+    return value is None
+
+
 class BatchItem(Model):
     """One item's answer: the status and body `POST /memory` would answer that item alone (`memory`
     for 201/200, `proposal` for 202, `error` — the envelope — for 409/422; absent otherwise)."""
 
     status: int = Field(description="201 created, 200 updated, 202 proposed, 409 conflict/quota, 422 invalid")
-    memory: Memory | SkipJsonSchema[None] = None
-    proposal: dict[str, Any] | SkipJsonSchema[None] = None
-    error: ErrorEnvelope | SkipJsonSchema[None] = None
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        return {k: v for k, v in out.items() if v is not None}
+    memory: Memory | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
+    proposal: dict[str, Any] | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
+    error: ErrorEnvelope | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
 
 
 class BatchOut(Model):
@@ -62,7 +61,7 @@ class ImportIn(Body):
     records: list[Any] = Field(min_length=1, max_length=MAX_IMPORT)
 
 
-class ImportError_(Model):
+class ImportFailure(Model):
     index: int
     error: ErrorEnvelope
 
@@ -73,7 +72,7 @@ class ImportOut(Model):
     skipped: int = Field(
         description="records already stored exactly as given, and synapse records that are not memories"
     )
-    errors: list[ImportError_]
+    errors: list[ImportFailure]
 
 
 # --- the records an import reads (validated one by one: a bad record is an error in its place) -----

@@ -22,7 +22,7 @@ from synapse.core.models.base import Category, Change, normalize_tags, utcnow
 from synapse.core.models.bulk import (
     BatchItem,
     BatchOut,
-    ImportError_,
+    ImportFailure,
     ImportIn,
     ImportOut,
     Mem0Record,
@@ -242,7 +242,7 @@ def import_records(who: Principal, mind: Mind, body: ImportIn) -> ImportOut:
     and so is a `synapse` record that is not a memory; an invalid record is an error in its place."""
     space = mind.space
     plans: list[Plan] = []
-    errors: list[ImportError_] = []
+    errors: list[ImportFailure] = []
     skipped = 0
     for index, raw in enumerate(body.records):
         if body.format == "synapse" and isinstance(raw, dict) and raw.get("type", "memory") != "memory":
@@ -255,13 +255,13 @@ def import_records(who: Principal, mind: Mind, body: ImportIn) -> ImportOut:
                 plans.append(_mem0_plan(space, who, index, Mem0Record.model_validate(raw)))
         except ValidationError as exc:
             err = ValidationFailed.of(exc.errors(), ("body", "records", index))
-            errors.append(ImportError_(index=index, error=_envelope(err)))
+            errors.append(ImportFailure(index=index, error=_envelope(err)))
     outcomes = write_all(space, who.user_id, plans)
     imported = updated = 0
     for plan in plans:
         o = outcomes[plan.index]
         if o.error is not None:
-            errors.append(ImportError_(index=plan.index, error=_envelope(o.error)))
+            errors.append(ImportFailure(index=plan.index, error=_envelope(o.error)))
         elif o.skipped:
             skipped += 1
         elif o.created:
