@@ -167,6 +167,8 @@ def history_item(space: Space, mem_id: str, v: MemoryVersion) -> dict[str, Any]:
 def _actions(space: Space, change: Write) -> list[dict[str, Any]]:
     """A change's transaction actions: the conditional update, and the kept copy of what it replaces
     (with the copy that falls out of the kept window deleted)."""
+    if change.read is None:  # a create: the whole item, on condition that there is none
+        return [{"Put": _put(space, change)}]
     actions: list[dict[str, Any]] = [{"Update": _update(space, change)}]
     if change.read is not None:
         actions.append({"Put": {"TableName": db.table(), "Item": _version_item(space, change.read)}})
@@ -175,6 +177,21 @@ def _actions(space: Space, change: Write) -> list[dict[str, Any]]:
             key = db.key(space.pk, space.sk(history_sk(change.memory.id, expired)))
             actions.append({"Delete": {"TableName": db.table(), "Key": key}})
     return actions
+
+
+def _put(space: Space, change: Write) -> dict[str, Any]:
+    """The PutItem of a create (what `_update` would set, as one item: cheaper to apply than an
+    update expression of every attribute)."""
+    item: dict[str, Any] = {
+        **db.key(space.pk, space.sk(nugget_sk(change.memory.id))),
+        "rev": n(change.rev),
+        "change": s(change.kind.value),
+        **{name: attr(value) for name, value in _attributes(change.memory).items() if value is not None},
+    }
+    if change.vector is not None:
+        vec = change.vector
+        item.update({"emb": {"B": vec.data}, "emb_model": s(vec.model), "emb_dim": n(vec.dim)})
+    return {"TableName": db.table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}
 
 
 def _update(space: Space, change: Write) -> dict[str, Any]:
