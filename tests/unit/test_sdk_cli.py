@@ -138,3 +138,12 @@ def test_no_token_is_a_usage_error() -> None:
     err = io.StringIO()
     assert cli.main(["--token", "", "export"], out=io.StringIO(), err=err) == 2
     assert "token" in err.getvalue()
+
+
+def test_a_request_stays_under_the_body_limit() -> None:
+    # Given records of 30 kB each
+    records = [{"id": str(i), "memory": "x" * 30_000} for i in range(20)]
+    # Then a request carries as many as fit in MAX_REQUEST_BYTES, and a record alone always goes
+    assert len(cli._chunk(records, 0, 100)) == 6
+    assert len(cli._chunk([{"memory": "y" * 300_000}], 0, 100)) == 1
+    assert len(cli._chunk(records, 18, 100)) == 2

@@ -26,6 +26,7 @@ from synapse_memory._sync import Synapse
 from synapse_memory.errors import SynapseError
 
 IMPORT_BATCH = 100  # records a request (the server takes up to 500, within its 256 KiB body limit)
+MAX_REQUEST_BYTES = 200_000  # a request's records stay this far under the body limit
 CHAT_BATCH = 50  # messages an ingest request
 
 
@@ -110,7 +111,7 @@ def run_import(
     bar = Progress(len(records), err, "import")
     bar.show(done, "(resumed)" if done else "")
     while done < len(records):
-        chunk = records[done : done + batch]
+        chunk = _chunk(records, done, batch)
         answer = client.import_records(fmt, chunk)
         for name in ("imported", "updated", "skipped"):
             totals[name] += int(answer.get(name, 0))
@@ -120,6 +121,19 @@ def run_import(
         bar.show(done)
     state.unlink(missing_ok=True)
     return totals
+
+
+def _chunk(records: list[Any], start: int, most: int) -> list[Any]:
+    """The records from `start` one request carries: at most `most`, and at most MAX_REQUEST_BYTES of
+    JSON (one record at least: a record too large alone is the server's to refuse)."""
+    chunk: list[Any] = []
+    size = 0
+    for record in records[start : start + most]:
+        size += len(json.dumps(record, ensure_ascii=False).encode()) + 1
+        if chunk and size > MAX_REQUEST_BYTES:
+            break
+        chunk.append(record)
+    return chunk
 
 
 def conversations(path: Path) -> list[dict[str, Any]]:
