@@ -70,6 +70,19 @@ Deno.test("a memory is stored, read, changed, listed, searched and recalled", as
   assertMatch(await synapse.recallText(), /editor_theme/);
 });
 
+Deno.test("a batch answers each item as alone; a mem0 import is skipped the second time", async () => {
+  const answer = await synapse.memories.batch([
+    { category: "fact", key: "home_city", content: "Lives in Chiang Mai" },
+    { category: "fact", key: "Not A Key", content: "invalid" },
+  ]);
+  assertEquals(answer.results.map((r) => r.status), [201, 422]);
+  assertEquals(answer.results[0].memory?.key, "home_city");
+  assertEquals(answer.results[1].error?.error.code, "validation_error");
+  const records = [{ id: "a1b2", memory: "Likes green tea", categories: ["food"] }];
+  assertEquals((await synapse.memories.import({ format: "mem0", records })).imported, 1);
+  assertEquals((await synapse.memories.import({ format: "mem0", records })).skipped, 1);
+});
+
 Deno.test("a chat turn: ingest in Thai and English, then context and identity", async () => {
   const sessionId = `ts-${crypto.randomUUID().slice(0, 8)}`;
   const turn = {

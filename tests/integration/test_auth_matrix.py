@@ -65,6 +65,16 @@ ROUTES: dict[str, Route] = {
         user_id_in="body",
         ok=201,
     ),
+    "POST /memory/batch": Route(
+        "memory_batch",
+        "write",
+        body={"memories": [{"category": "fact", "key": "batched_fact", "content": "A batched fact"}]},
+    ),
+    "POST /memory/import": Route(
+        "memory_import",
+        "write",
+        body={"format": "mem0", "records": [{"id": "m-1", "memory": "Likes tea", "categories": ["food"]}]},
+    ),
     "GET /memory": Route("memory_list", "read", query={"limit": "10"}),
     "GET /memory/{id}": Route("memory_get", "read", path_params={"id": "{id}"}),
     "PUT /memory/{id}": Route(

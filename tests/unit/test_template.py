@@ -17,6 +17,8 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "docs": {("GET", "/openapi.json"), ("GET", "/docs")},
     "console": {("GET", "/console"), ("GET", "/console/{asset}")},
     "memory_create": {("POST", "/memory")},
+    "memory_batch": {("POST", "/memory/batch")},
+    "memory_import": {("POST", "/memory/import")},
     "memory_list": {("GET", "/memory")},
     "memory_get": {("GET", "/memory/{id}")},
     "memory_update": {("PUT", "/memory/{id}")},
@@ -88,6 +90,8 @@ READ_ONLY = {
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
     "memory_create",
+    "memory_batch",
+    "memory_import",
     "memory_update",
     "memory_restore",
     "memory_ingest",
@@ -425,6 +429,8 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert holders("JWT_SECRET") == {"AuthorizerFunction"}
     assert holders("GEMINI_API_KEY") == {
         "MemoryCreateFunction",
+        "MemoryBatchFunction",
+        "MemoryImportFunction",
         "MemoryUpdateFunction",
         "MemoryRestoreFunction",
         "MemoryIngestFunction",

@@ -1,8 +1,12 @@
 import { errorFromResponse, SynapseError } from "./errors.ts";
 import type {
   AnswerOf,
+  BatchIn,
+  BatchOut,
   BodyOf,
   ContextIn,
+  ImportIn,
+  ImportOut,
   IngestIn,
   Memory,
   MemoryIn,
@@ -140,6 +144,24 @@ export class Synapse {
     /** Create, or update by (category, key): the memory as stored. */
     create: (body: MemoryIn, o?: CallOptions): Promise<Memory> =>
       this.#call<Memory>({ method: "POST", path: "/memory", body }, o),
+    /**
+     * Up to 100 memories in one call, each answered in `results` (in order) as `create` would answer
+     * it alone: `status` 201/200 with `memory`, 409/422 with `error` (the envelope). Safe to repeat:
+     * every item writes by (category, key).
+     */
+    batch: (memories: MemoryIn[], o?: CallOptions): Promise<BatchOut> =>
+      this.#call<BatchOut>({
+        method: "POST",
+        path: "/memory/batch",
+        body: { memories } satisfies BatchIn,
+        retry: true,
+      }, o),
+    /**
+     * Import 1-500 records: `format: "synapse"` (an export's memory records, with their history) or
+     * `"mem0"` (mem0's memory objects). A record already stored as given is skipped.
+     */
+    import: (body: ImportIn, o?: CallOptions): Promise<ImportOut> =>
+      this.#call<ImportOut>({ method: "POST", path: "/memory/import", body, retry: true }, o),
     list: (
       query: QueryOf<"/memory", "get"> = {},
       o?: CallOptions,

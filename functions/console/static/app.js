@@ -351,12 +351,18 @@ function mindName(id) {
   return mind ? mind.name : id;
 }
 
+// a mind's memories against its quota: "1,234 / 100,000 memories"
+function usage(m) {
+  const n = (x) => Number(x).toLocaleString("en-US");
+  return m.quota ? `${n(m.memories)} / ${n(m.quota.memories)} memories` : `${m.memories}`;
+}
+
 function fillMindSelect(select, chosen, counts) {
   select.replaceChildren(
     ...state.minds.map((m) =>
       el("option", {
         value: m.mind_id,
-        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${m.memories})` : ""}`,
+        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${usage(m)})` : ""}`,
         selected: m.mind_id === chosen,
       }),
     ),

@@ -442,6 +442,20 @@ class AsyncSynapse:
         """`DELETE /providers/{provider}`."""
         return await self._run(self._routes.delete_provider(provider))
 
+    async def batch(
+        self, memories: Sequence[Mapping[str, Any]], *, mind_id: str | None = None
+    ) -> dict[str, Any]:
+        """`POST /memory/batch`: 1-100 `store` bodies (dicts: category, key, content, ...), each
+        answered in `["results"]` as `store` would answer it alone (`status`, `memory` or `error`)."""
+        return await self._run(self._routes.batch(memories, mind_id))
+
+    async def import_records(
+        self, format: str, records: Sequence[Any], *, mind_id: str | None = None
+    ) -> dict[str, Any]:
+        """`POST /memory/import`: 1-500 records, `format` "synapse" (an export's memory records) or
+        "mem0" (mem0 memory objects) → `{"imported", "updated", "skipped", "errors"}`."""
+        return await self._run(self._routes.import_records(format, records, mind_id))
+
     async def export(self) -> Export:
         """`GET /me/export`: everything stored for the user, every mind."""
         return await self._run(self._routes.export())

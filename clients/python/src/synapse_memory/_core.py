@@ -182,6 +182,18 @@ def items(item: type[M], key: str) -> Callable[[httpx.Response], list[M]]:
     return read
 
 
+def raw(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object as answered (`batch`'s per-item results, `import`'s counts)."""
+    data = _json(response)
+    if not isinstance(data, dict):
+        raise errors.SynapseResponseError(
+            "The server's answer is not a JSON object.",
+            status=response.status_code,
+            method=response.request.method,
+        )
+    return data
+
+
 def nothing(response: httpx.Response) -> None:
     return None
 
@@ -660,6 +672,17 @@ class Routes:
 
     def export(self) -> Call[Export]:
         return Call("GET", "/me/export", model(Export))
+
+    # --- many memories at once (replayable: both write by key, so a repeat changes nothing new)
+    def batch(self, memories: Sequence[Mapping[str, Any]], mind_id: str | None) -> Call[dict[str, Any]]:
+        body = {"memories": [dict(m) for m in memories]}
+        return Call("POST", "/memory/batch", raw, body=body, headers=self._mind(mind_id), replayable=True)
+
+    def import_records(
+        self, format: str, records: Sequence[Any], mind_id: str | None
+    ) -> Call[dict[str, Any]]:
+        body = {"format": format, "records": list(records)}
+        return Call("POST", "/memory/import", raw, body=body, headers=self._mind(mind_id), replayable=True)
 
     def delete_me(self) -> Call[int]:
         return Call("DELETE", "/me", deleted_count)

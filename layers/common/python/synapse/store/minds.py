@@ -19,7 +19,6 @@ from synapse.store.keys import (
     APIKEY,
     LOOKUP_SK,
     MIND,
-    NUGGET,
     Space,
     apikey_pk,
     mind_sk,
@@ -237,30 +236,6 @@ def update_mind(user_id: str, read: MindRecord, new: MindRecord) -> bool:
     if failed[0] and get_mind(user_id, read.mind_id) is None:
         raise NotFound(NO_MIND)
     return False
-
-
-def count_memories(space: Space) -> int:
-    """How many memories a mind holds (a count query: read units, but no items sent)."""
-    total = 0
-    for page in _count_pages(space):
-        total += page
-    return total
-
-
-def _count_pages(space: Space) -> Any:
-    kwargs: dict[str, Any] = {
-        "TableName": db.table(),
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)",
-        "ExpressionAttributeValues": {":pk": s(space.pk), ":pre": s(space.sk(NUGGET))},
-        "Select": "COUNT",
-    }
-    while True:
-        with db.translate():
-            page = db.client().query(**kwargs)
-        yield int(page.get("Count", 0))
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def delete_mind(user_id: str, mind_id: str) -> int:

@@ -43,8 +43,13 @@ class MindOut(Model):
     review_agent_changes: bool = True
 
 
+class MindQuota(Model):
+    memories: int  # MAX_MEMORIES_PER_MIND
+
+
 class MindInfo(MindOut):
     memories: int
+    quota: MindQuota  # the limits of the mind, beside its usage (`memories`)
 
 
 class MindList(Model):

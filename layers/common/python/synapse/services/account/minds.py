@@ -8,11 +8,12 @@ import secrets
 import string
 from typing import Any
 
-from synapse.core.errors import Conflict, NotFound, ValidationFailed
+from synapse.core.config import settings
+from synapse.core.errors import Conflict, NotFound, QuotaExceeded, ValidationFailed
 from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, utcnow
-from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut, MindPatch
+from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut, MindPatch, MindQuota
 from synapse.core.principal import Principal
-from synapse.store import db, keys, minds
+from synapse.store import db, keys, minds, nuggets
 from synapse.store.keys import Space
 from synapse.store.minds import NO_MIND, Mind
 
@@ -41,6 +42,10 @@ def create(who: Principal, body: MindIn) -> MindOut:
     name = body.name.strip()
     if name.casefold() == who.user_id.casefold():
         raise Conflict("That name is the default mind's.")
+    limit = settings().max_minds
+    others = [m for m in minds.list_minds(who.user_id) if m.mind_id != DEFAULT_MIND]
+    if len(others) + 1 >= limit:  # the default mind counts
+        raise QuotaExceeded(f"You have {limit} minds, the limit (MAX_MINDS): delete one first.")
     record = minds.MindRecord(
         mind_id="m_" + "".join(secrets.choice(_ALPHABET) for _ in range(12)),
         name=name,
@@ -75,7 +80,8 @@ def list_all(who: Principal) -> MindList:
         minds=[
             MindInfo(
                 **out(m).model_dump(),
-                memories=minds.count_memories(Space(who.user_id, m.mind_id)),
+                memories=nuggets.count(Space(who.user_id, m.mind_id)),
+                quota=MindQuota(memories=nuggets.quota()),
             )
             for m in [default, *(m for m in stored if m.mind_id != DEFAULT_MIND)]
         ]

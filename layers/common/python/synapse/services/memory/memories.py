@@ -94,38 +94,52 @@ def valid_at(mind: Mind, value: datetime | date | None) -> datetime | None:
 
 
 def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
-    """POST /memory: create, or update the memory with the same key. Returns (memory, created).
-
-    Content, source, verified and confidence are always written; tags, priority, expires_at and
-    valid_at only when sent (an update keeps the old ones); created_at is kept."""
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
     user_id = who.check_user_id(body.userId)
     space = mind.space
-    sent = body.model_fields_set
-    when = {"valid_at": valid_at(mind, body.valid_at)} if "valid_at" in sent else {}
     vector = embed_document(user_id, body.content)
-
-    def make(read: nuggets.Stored | None) -> Memory:
-        now = utcnow()
-        changes: dict[str, Any] = {
-            "content": body.content,
-            **writers.of(who).stamp(body.confidence),
-            "updated_at": now,
-            **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
-            **when,
-        }
-        if read is not None:
-            return read.memory.model_copy(update=changes)
-        return Memory(
-            id=mem_id,
-            category=body.category,
-            key=body.key,
-            user_id=user_id,
-            created_at=now,
-            **{"tags": [], "priority": body.priority, **changes},
-        )
-
     mem_id = nuggets.id_for(space, body.category, body.key)
-    return write(space, mem_id, make, vector=vector)
+    when = dated(mind, body)
+    return write(space, mem_id, lambda read: made(who, user_id, body, mem_id, read, when), vector=vector)
+
+
+def dated(mind: Mind, body: MemoryIn) -> dict[str, Any]:
+    """The body's `valid_at` as stored (a day is 00:00 in the mind's timezone), if it was sent."""
+    return {"valid_at": valid_at(mind, body.valid_at)} if "valid_at" in body.model_fields_set else {}
+
+
+def made(
+    who: Principal,
+    user_id: str,
+    body: MemoryIn,
+    mem_id: str,
+    read: nuggets.Stored | None,
+    when: dict[str, Any] | None = None,
+) -> Memory:
+    """What a `POST /memory` body makes of the memory read (None: none yet); `POST /memory/batch`
+    makes each item with it too.
+
+    Content, source, verified and confidence are always written; tags, priority, expires_at and
+    valid_at (`when`, from `dated`) only when sent (an update keeps the old ones); created_at is kept."""
+    sent = body.model_fields_set
+    now = utcnow()
+    changes: dict[str, Any] = {
+        "content": body.content,
+        **writers.of(who).stamp(body.confidence),
+        "updated_at": now,
+        **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+        **(when or {}),
+    }
+    if read is not None:
+        return read.memory.model_copy(update=changes)
+    return Memory(
+        id=mem_id,
+        category=body.category,
+        key=body.key,
+        user_id=user_id,
+        created_at=now,
+        **{"tags": [], "priority": body.priority, **changes},
+    )
 
 
 def get(mind: Mind, mem_id: str, as_of: datetime | None = None) -> Memory:
