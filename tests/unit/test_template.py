@@ -22,6 +22,9 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_update": {("PUT", "/memory/{id}")},
     "memory_delete": {("DELETE", "/memory/{id}")},
     "memory_verify": {("POST", "/memory/{id}/verify")},
+    "memory_proposals": {("GET", "/memory/proposals")},
+    "proposal_accept": {("POST", "/memory/proposals/{proposalId}/accept")},
+    "proposal_decline": {("POST", "/memory/proposals/{proposalId}/decline")},
     "memory_history": {("GET", "/memory/{id}/history")},
     "memory_changes": {("GET", "/memory/changes")},
     "minds_create": {("POST", "/minds")},
@@ -62,6 +65,7 @@ PUBLIC_ROUTES = {
 
 # Functions that must never write: only these policy templates are allowed on them.
 READ_ONLY = {
+    "memory_proposals",
     "memory_context",
     "memory_history",
     "memory_changes",
@@ -84,6 +88,7 @@ READ_ONLY = {
 }
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
+    "proposal_accept",
     "memory_create",
     "memory_update",
     "memory_restore",
@@ -413,6 +418,7 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
 
     assert holders("JWT_SECRET") == {"AuthorizerFunction"}
     assert holders("GEMINI_API_KEY") == {
+        "ProposalAcceptFunction",
         "MemoryCreateFunction",
         "MemoryUpdateFunction",
         "MemoryRestoreFunction",

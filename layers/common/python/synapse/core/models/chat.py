@@ -33,6 +33,7 @@ from synapse.core.models.base import (
     UserId,
 )
 from synapse.core.models.memory import Memory
+from synapse.core.models.review import Proposal
 
 # --- conversations ------------------------------------------------------------------------
 
@@ -93,6 +94,8 @@ class IngestOut(Model):
     nuggets: list[Memory]
     # memories this ingest changed whose last version a user wrote (kept in their history)
     overwrote_user: list[str] = Field(default_factory=list)
+    # Review: nuggets that would have changed a verified memory, kept as proposals for a person
+    proposed: list[Proposal] = Field(default_factory=list)
 
 
 class TimeIn(Body):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
@@ -27,12 +27,13 @@ from synapse.core.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.core.models.base import Category, Change, Role, Source, normalize_tags, utcnow
 from synapse.core.models.chat import IngestIn, IngestOut
 from synapse.core.models.memory import Memory
+from synapse.core.models.review import Proposal, ProposalKind
 from synapse.core.principal import Principal
 from synapse.search import cache, corpus
 from synapse.services.account.providers import gemini_key_for
-from synapse.services.memory import writers
+from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
-from synapse.store import codec, conversations, db, keys, nuggets
+from synapse.store import codec, conversations, db, keys, nuggets, proposals
 from synapse.store.keys import Space
 from synapse.store.minds import Mind
 
@@ -55,9 +56,12 @@ def request_id(digest: str, client_key: str | None) -> str:
     return hashlib.sha256(f"key\x1f{client_key}".encode()).hexdigest()[:32] if client_key else digest
 
 
-def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
+def ingest(
+    space: Space, body: IngestIn, request: str, *, review: Callable[[], bool] = lambda: True
+) -> IngestOut:
     """Raw messages → event → transient filter → extract → embed → upsert → identity, for a caller
-    already checked (`space` is theirs)."""
+    already checked (`space` is theirs). With `review` (the mind's review_agent_changes), a nugget that
+    would change a verified memory becomes a proposal instead: ingest writes as an agent."""
     cfg = settings()
     now = utcnow()
     # 1. raw messages and the session count first, atomically and once: kept even if Gemini is down
@@ -102,7 +106,7 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
         changes[nuggets.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
     # the memories this ingest writes, as they are now (their revisions): those only, not the mind
     reads = nuggets.stored_of(space, list(changes))
-    written, created = _upsert(space, body.sessionId, changes, reads)
+    written, created, proposed = _upsert(space, body.sessionId, changes, reads, review)
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
     overwrote = [m.id for m in written if m.id in reads and reads[m.id].memory.source == Source.user]
@@ -119,6 +123,7 @@ def ingest(space: Space, body: IngestIn, request: str) -> IngestOut:
         identity_updated=identity_updated,
         nuggets=written,
         overwrote_user=overwrote,
+        proposed=proposed,
     )
 
 
@@ -127,14 +132,45 @@ def _upsert(
     session_id: str,
     changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
     reads: dict[str, nuggets.Stored],
-) -> tuple[list[Memory], int]:
+    review: Callable[[], bool],
+) -> tuple[list[Memory], int, list[Proposal]]:
     """Write every nugget, each conditional on the revision read; those another writer changed in
     between are read again and redone on top of that write, and those deleted in between stay deleted
-    (the deletion is newer than what the ingest read). Returns (the memories written, how many new)."""
+    (the deletion is newer than what the ingest read). A nugget that would change a memory verified
+    as read (first, or again after a lost race) is proposed instead, with `review`. Returns (the
+    memories written, how many new, the proposals)."""
     written: dict[str, Memory] = {}
     created: set[str] = set()
+    proposed: list[Proposal] = []
     pending = list(changes)
+
+    def hold(mem_id: str) -> bool:
+        """Propose the nugget if the memory is verified as read (read again while it keeps changing)."""
+        for attempt in range(nuggets.WRITE_ATTEMPTS):
+            read = reads.get(mem_id)
+            if read is None or not writers.reviewed(True, read.memory.verified, review):
+                return False
+            change = _change(space, session_id, mem_id, *changes[mem_id], read)
+            try:
+                proposed.append(
+                    memories.propose(
+                        space, read, ProposalKind.update, change.memory, key_id=None, session_id=session_id
+                    )
+                )
+                return True
+            except proposals.Stale:
+                db.backoff(attempt)
+                found = nuggets.get(space, mem_id)
+                if found is None:
+                    reads.pop(mem_id, None)
+                else:
+                    reads[mem_id] = found
+        raise db.busy()
+
+    pending = [mem_id for mem_id in pending if not hold(mem_id)]
     for attempt in range(nuggets.WRITE_ATTEMPTS):
+        if not pending:
+            break
         batch = [
             _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id)) for mem_id in pending
         ]
@@ -155,13 +191,15 @@ def _upsert(
             found = nuggets.get(space, mem_id)
             if found is not None:
                 reads[mem_id] = found
+                if hold(mem_id):  # verified since it was read
+                    pending.remove(mem_id)
             elif reads.pop(mem_id, None) is not None:
                 pending.remove(mem_id)  # deleted since it was read: left to the newer write
         if not pending:
             break
     if pending:
         raise db.busy()
-    return [written[mem_id] for mem_id in changes if mem_id in written], len(created)
+    return [written[mem_id] for mem_id in changes if mem_id in written], len(created), proposed
 
 
 def _change(
@@ -231,8 +269,10 @@ def register_lambda_context(context: LambdaContext) -> None:
     _BY_CLIENT_KEY.register_lambda_context(context)
 
 
-def _run(identity: dict[str, str], space: Space, body: IngestIn) -> IngestOut:
-    return ingest(space, body, identity["request"])
+def _run(
+    identity: dict[str, str], space: Space, body: IngestIn, review: Callable[[], bool] = lambda: True
+) -> IngestOut:
+    return ingest(space, body, identity["request"], review=review)
 
 
 def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | None) -> IngestOut:
@@ -260,7 +300,9 @@ def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | No
     )
     identity = {"mind": space.mind_id, "request": request_id(digest, client_key), "content": digest}
     try:
-        result: IngestOut = once(identity=identity, space=space, body=body)
+        result: IngestOut = once(
+            identity=identity, space=space, body=body, review=lambda: mind.review_agent_changes
+        )
     except IdempotencyAlreadyInProgressError as exc:
         raise Conflict("The same ingest is being processed right now; retry in a moment.") from exc
     except IdempotencyValidationError as exc:
