@@ -1,6 +1,6 @@
 """GET /memory — list memories, filtered, a page at a time."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
@@ -24,9 +24,20 @@ def list_memories(
     verified: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    include: Annotated[
+        Literal["superseded"] | None,
+        Query(description="`superseded`: list superseded memories too (hidden otherwise, like expired ones)"),
+    ] = None,
 ) -> MemoryList:
     page, next_cursor = memories.list_page(
-        mind, category=category, tag=tag, source=source, verified=verified, limit=limit, cursor=cursor
+        mind,
+        category=category,
+        tag=tag,
+        source=source,
+        verified=verified,
+        limit=limit,
+        cursor=cursor,
+        superseded=include == "superseded",
     )
     return MemoryList(memories=page, next_cursor=next_cursor)
 

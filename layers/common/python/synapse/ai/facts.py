@@ -566,8 +566,12 @@ class RuleExtractor:
     """
 
     def extract(
-        self, messages: Sequence[Message], existing: Sequence[ExistingKey] = ()
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey] = (),
+        related: Sequence[ExistingKey] = (),
     ) -> list[ExtractedNugget]:
+        # (`related` is for a model: the rules keep their stable keys and supersede nothing)
         found: dict[tuple[Category, str], ExtractedNugget] = {}
         for message in messages:
             if message.role != Role.user or is_transient(message.content):

@@ -23,8 +23,8 @@ from synapse.ai.summaries import ExtractiveSummarizer
 from synapse.ai.transient import is_transient
 from synapse.core.config import settings
 from synapse.core.models.base import MAX_CONTENT, MAX_TAG_LEN, MAX_TAGS, Category, Priority, Role
+from synapse.core.models.chat import SUPERSEDES_PATTERN, ExistingKey, ExtractedNugget
 from synapse.core.models.chat import ChatMessage as Message
-from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
 if TYPE_CHECKING:
     from google import genai
@@ -47,8 +47,14 @@ LLM_UNAVAILABLE = "The language model service is unavailable; try again shortly.
 
 
 class Extractor(Protocol):
-    def extract(self, messages: Sequence[Message], existing: Sequence[ExistingKey]) -> list[ExtractedNugget]:
-        """Nuggets worth remembering from `messages`; transient chatter yields nothing."""
+    def extract(
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey],
+        related: Sequence[ExistingKey] = (),
+    ) -> list[ExtractedNugget]:
+        """Nuggets worth remembering from `messages`; transient chatter yields nothing. `related`:
+        the mind's memories most like what the messages say (a nugget may supersede one of them)."""
         ...
 
 
@@ -71,6 +77,14 @@ class _NuggetOut(BaseModel):
     priority: Priority = Field(description="low, normal, high or critical.")
     confidence: float = Field(description="0.0-1.0: how sure the fact is stated by the user.")
     is_identity: bool = Field(description="True if it belongs in the one-line identity of the user.")
+    supersedes: str | None = Field(
+        default=None,
+        description=(
+            "category/key of an existing memory (from the related ones) that this fact replaces under "
+            "another key, e.g. identity/user_location when the user moved and this is identity/home_city; "
+            "null when it replaces none or reuses that memory's own key."
+        ),
+    )
 
 
 class ExtractionResult(BaseModel):
@@ -112,10 +126,17 @@ Rules:
 - is_identity is true for the few facts that describe who the user is and what they prefer
   (name, location, job, languages, main preferences).
 - priority: high for name and critical constraints, normal for most facts, low for passing context.
+- When a fact makes an existing memory under ANOTHER key no longer true (the user moved, changed
+  job, switched tools), set `supersedes` to that memory's category/key: the old one is then hidden.
+  Prefer reusing the old key instead when it names the same slot. Never supersede what is still true.
 - Return {{"nuggets": []}} when there is nothing worth remembering.
 
 The user's existing memories (category/key: content):
-{existing}"""
+{existing}
+
+The user's memories most related to this conversation (category/key: content), which a new fact may
+update (same key) or supersede (another key):
+{related}"""
 
 
 def _format_existing(existing: Sequence[ExistingKey], limit: int = 200) -> str:
@@ -147,6 +168,13 @@ def _repair_nugget(item: Any) -> ExtractedNugget | None:
                 if tag not in clean:
                     clean.append(tag)
         data["tags"] = clean[:MAX_TAGS]
+    supersedes = data.get("supersedes")
+    if supersedes is not None and not (
+        isinstance(supersedes, str) and re.match(SUPERSEDES_PATTERN, supersedes.strip().lower())
+    ):
+        data["supersedes"] = None  # a reference the model garbled: the nugget stands on its own
+    elif isinstance(supersedes, str):
+        data["supersedes"] = supersedes.strip().lower()
     content = data.get("content")
     if isinstance(content, str):
         data["content"] = content.strip()[:MAX_CONTENT]
@@ -190,7 +218,10 @@ class GeminiExtractor(_GeminiBase):
     """One `generate_content` call per ingest, JSON output constrained by `ExtractionResult`."""
 
     def extract(
-        self, messages: Sequence[Message], existing: Sequence[ExistingKey] = ()
+        self,
+        messages: Sequence[Message],
+        existing: Sequence[ExistingKey] = (),
+        related: Sequence[ExistingKey] = (),
     ) -> list[ExtractedNugget]:
         from google.genai import types
 
@@ -199,7 +230,9 @@ class GeminiExtractor(_GeminiBase):
             return []
         config = types.GenerateContentConfig(
             system_instruction=_EXTRACT_INSTRUCTIONS.format(
-                categories=_CATEGORIES_HELP, existing=_format_existing(existing)
+                categories=_CATEGORIES_HELP,
+                existing=_format_existing(existing),
+                related=_format_existing(related),
             ),
             response_mime_type="application/json",
             response_schema=ExtractionResult,

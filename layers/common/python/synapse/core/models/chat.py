@@ -40,6 +40,12 @@ from synapse.core.models.review import Proposal
 MAX_MESSAGES = 50
 
 
+# "category/key" of a memory an extracted nugget supersedes
+SUPERSEDES_PATTERN = (
+    r"^(identity|preference|fact|project|skill|mistake|context|note)/[a-z0-9][a-z0-9_]{0,99}$"
+)
+
+
 class ChatMessage(Model):
     """One conversation message, as ingested or summarized."""
 
@@ -74,6 +80,9 @@ class ExtractedNugget(BaseModel):
     is_identity: bool = False
     # when what it says happens or became true (UTC); None: when its message was said
     valid_at: datetime | None = None
+    # Review: the memory ("category/key") this one replaces under another key (a changed fact the
+    # extractor recognised), which it supersedes; None: it replaces none
+    supersedes: str | None = Field(default=None, pattern=SUPERSEDES_PATTERN)
 
 
 class ExistingKey(BaseModel):

@@ -88,8 +88,9 @@ def ingest(
     # mind (the search corpus, without vectors), which reads only what changed since the last ingest
     known = cache.load(space, None)
     existing = existing_for_prompt(known)
+    related = related_for_prompt(known, kept, now.timestamp())
     api_key = gemini_key_for(space.user_id)
-    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing))
+    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing, related))
     if not extracted:
         return _nothing_new(skipped)
     # 4. one batched embedding call for every nugget
@@ -106,7 +107,12 @@ def ingest(
         changes[nuggets.id_for(space, nugget.category, nugget.key)] = (nugget, vector)
     # the memories this ingest writes, as they are now (their revisions): those only, not the mind
     reads = nuggets.stored_of(space, list(changes))
+    # a nugget that replaces a memory under another key: a verified one is proposed for a person to
+    # decide (the nugget waits in the proposal), any other is superseded once the nugget is written
+    replacing, held = _replacements(space, body.sessionId, changes, reads, review)
     written, created, proposed = _upsert(space, body.sessionId, changes, reads, review)
+    hidden = _supersede(space, replacing, written, review, proposed)
+    proposed = held + proposed
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
     overwrote = [m.id for m in written if m.id in reads and reads[m.id].memory.source == Source.user]
@@ -115,6 +121,8 @@ def ingest(
     if any(n.category in IDENTITY_CATEGORIES for n in written):
         after = {m.id: m for m in corpus.memories_of(known, IDENTITY_CATEGORIES, space)}
         after.update({m.id: m for m in written})
+        for mem_id in hidden:
+            after.pop(mem_id, None)
         identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
         nuggets_created=created,
@@ -202,6 +210,97 @@ def _upsert(
     return [written[mem_id] for mem_id in changes if mem_id in written], len(created), proposed
 
 
+def _replacements(
+    space: Space,
+    session_id: str,
+    changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
+    reads: dict[str, nuggets.Stored],
+    review: Callable[[], bool],
+) -> tuple[dict[str, str], list[Proposal]]:
+    """The memories the extracted nuggets supersede ({new id: old id}, live ones only), and the
+    `supersede` proposals of verified ones (their nuggets are taken out of `changes`: they wait)."""
+    wanted: dict[str, str] = {}
+    for new_id, (nugget, _) in changes.items():
+        if nugget.supersedes:
+            category, _, key = nugget.supersedes.partition("/")
+            old_id = nuggets.id_for(space, Category(category), key)
+            if old_id != new_id and old_id not in changes:
+                wanted[new_id] = old_id
+    if not wanted:
+        return {}, []
+    now = utcnow()
+    olds = nuggets.stored_of(space, list(set(wanted.values())))
+    replacing: dict[str, str] = {}
+    held: list[Proposal] = []
+    for new_id, old_id in wanted.items():
+        old = olds.get(old_id)
+        if old is None or not old.memory.is_live(now):
+            continue  # gone, expired or superseded already: nothing to replace
+        if writers.reviewed(True, old.memory.verified, review):
+            replacement = _change(space, session_id, new_id, *changes[new_id], reads.get(new_id)).memory
+            try:
+                held.append(
+                    memories.propose(
+                        space, old, ProposalKind.supersede, replacement, key_id=None, session_id=session_id
+                    )
+                )
+                del changes[new_id]
+            except proposals.Stale:
+                pass  # changed since it was read: the nugget is written, the old one left as it is
+            continue
+        replacing[new_id] = old_id
+    return replacing, held
+
+
+def _supersede(
+    space: Space,
+    replacing: dict[str, str],
+    written: list[Memory],
+    review: Callable[[], bool],
+    proposed: list[Proposal],
+) -> set[str]:
+    """Mark each replaced memory `superseded_by` its written replacement (a version of its own, change
+    `superseded`); one verified since it was read gets a `supersede` proposal instead. Returns the ids
+    hidden."""
+    by_id = {m.id: m for m in written}
+    hidden: set[str] = set()
+    for new_id, old_id in replacing.items():
+        if new_id not in by_id:
+            continue
+
+        def make(read: nuggets.Stored | None, new_id: str = new_id) -> Memory:
+            if read is None or not read.memory.is_live(utcnow()):
+                raise _Gone
+            if writers.reviewed(True, read.memory.verified, review):
+                raise memories.Held(read, by_id[new_id])
+            return read.memory.model_copy(update={"superseded_by": new_id, "updated_at": utcnow()})
+
+        try:
+            memories.write(space, old_id, make, kind=lambda _: Change.superseded)
+            hidden.add(old_id)
+        except _Gone:
+            continue
+        except memories.Held as exc:
+            try:
+                proposed.append(
+                    memories.propose(
+                        space,
+                        exc.read,
+                        ProposalKind.supersede,
+                        exc.memory,
+                        key_id=None,
+                        session_id=by_id[new_id].session_id,
+                    )
+                )
+            except proposals.Stale:
+                continue
+    return hidden
+
+
+class _Gone(Exception):
+    """The memory a nugget would supersede is gone (or hidden) already."""
+
+
 def _change(
     space: Space,
     session_id: str,
@@ -244,6 +343,32 @@ def existing_for_prompt(known: corpus.Corpus) -> list[llm.ExistingKey]:
     return [
         llm.ExistingKey(category=Category(category), key=key, content=content[:160])
         for category, key, content in corpus.recent_keys(known, PROMPT_CATEGORIES, PROMPT_MAX_KEYS)
+    ]
+
+
+RELATED_PER_MESSAGE = 3
+RELATED_MAX = 24
+
+
+def related_for_prompt(
+    known: corpus.Corpus, kept: Sequence[llm.Message], now: float
+) -> list[llm.ExistingKey]:
+    """The mind's live memories most like what each user message says (full text over the container's
+    corpus: no model call), for the extractor to update or supersede; at most RELATED_MAX."""
+    from synapse.search import scoring
+
+    if not len(known):
+        return []
+    mask = scoring.live(known, now, None, None)
+    rows: dict[int, None] = {}
+    for message in kept:
+        if message.role == Role.user:
+            for row, _ in scoring.best(known, message.content, None, mask, now, RELATED_PER_MESSAGE):
+                rows[row] = None
+    c = known.columns
+    return [
+        llm.ExistingKey(category=Category(c.categories[i]), key=c.keys[i], content=c.contents[i][:160])
+        for i in list(rows)[:RELATED_MAX]
     ]
 
 

@@ -348,6 +348,7 @@ def list_page(
     verified: bool | None,
     limit: int,
     cursor: str | None,
+    superseded: bool = False,
 ) -> tuple[list[Memory], str | None]:
     flt = nuggets.MemoryFilter(
         category=category,
@@ -355,6 +356,7 @@ def list_page(
         source=source,
         verified=verified,
         live_at=utcnow(),
+        superseded=superseded,
     )
     try:
         return nuggets.query(mind.space, flt, limit=limit, cursor=cursor)
