@@ -82,6 +82,7 @@ ROUTES: dict[str, Route] = {
     "POST /minds": Route("minds_create", "user", body={"name": "another mind"}, ok=201),
     "GET /minds": Route("minds_list", "user"),
     "DELETE /minds/{mindId}": Route("minds_delete", "user", path_params={"mindId": "m_0123456789ab"}, ok=404),
+    "POST /minds/{mindId}/consolidate": Route("minds_consolidate", "user", path_params={"mindId": "default"}),
     "POST /memory/{id}/restore": Route(
         "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}, ok=202
     ),

@@ -41,6 +41,7 @@ EXPECTED: dict[str, set[str]] = {
     "POST /minds": {"201", "409"} | AUTH | BODY,
     "GET /minds": {"200"} | AUTH,
     "DELETE /minds/{mindId}": {"204", "404", "409"} | AUTH,
+    "POST /minds/{mindId}/consolidate": {"200", "404"} | AUTH,
     "GET /memory/recall": {"200", "422"} | MIND | AUTH,
     "GET /memory/by-tag": {"200", "422"} | MIND | AUTH,
     "GET /memory/search": {"200", "422"} | MIND | AUTH,

@@ -53,6 +53,8 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "authorizer": set(),
     "summarize_session": set(),
     "change_events": set(),
+    "minds_consolidate": {("POST", "/minds/{mindId}/consolidate")},
+    "consolidate_daily": set(),
 }
 PUBLIC_ROUTES = {
     ("GET", "/health"),
@@ -89,6 +91,8 @@ READ_ONLY = {
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
     "proposal_accept",
+    "minds_consolidate",
+    "consolidate_daily",
     "memory_create",
     "memory_update",
     "memory_restore",
@@ -419,6 +423,8 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert holders("JWT_SECRET") == {"AuthorizerFunction"}
     assert holders("GEMINI_API_KEY") == {
         "ProposalAcceptFunction",
+        "MindsConsolidateFunction",
+        "ConsolidateDailyFunction",
         "MemoryCreateFunction",
         "MemoryUpdateFunction",
         "MemoryRestoreFunction",
@@ -468,7 +474,8 @@ def _http_route_samples() -> list[Path]:
 
 def test_http_route_samples_are_most_samples() -> None:
     # the filter above must not quietly drop the samples it is meant to check
-    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 4
+    # (five are not: two authorizer requests, SessionSummaryDue, the stream batch, the daily schedule)
+    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 5
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)

@@ -53,6 +53,7 @@ class Settings:
     recall_cache: bool
     gemini_retry_initial_delay: float
     gemini_retry_max_delay: float
+    consolidate_after_days: int = 30
 
 
 @per_container
@@ -82,4 +83,6 @@ def settings() -> Settings:
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
         gemini_retry_initial_delay=_seconds("GEMINI_RETRY_INITIAL_DELAY", 0.5, 60.0),
         gemini_retry_max_delay=_seconds("GEMINI_RETRY_MAX_DELAY", 2.0, 300.0),
+        # Review: unverified low-priority memories not updated for this long are summarized
+        consolidate_after_days=_int("CONSOLIDATE_AFTER_DAYS", 30, 0, 3650),
     )
