@@ -8,4 +8,5 @@
 export { jwtSubject, Synapse } from "./src/client.ts";
 export type { CallOptions, IngestOptions, SynapseOptions, Token } from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
+export { isProposal } from "./src/types.ts";
 export type * from "./src/types.ts";

@@ -1,12 +1,17 @@
 import { errorFromResponse, SynapseError } from "./errors.ts";
 import type {
+  AcceptIn,
   AnswerOf,
   BodyOf,
+  Consolidated,
   ContextIn,
   IngestIn,
   Memory,
   MemoryIn,
   MemoryPatch,
+  MindSettings,
+  ProposalAnswer,
+  ProposalList,
   QueryOf,
   RecallIn,
 } from "./types.ts";
@@ -49,7 +54,7 @@ export interface IngestOptions extends CallOptions {
 }
 
 interface Request {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Record<string, string | number | boolean | null | undefined>;
   body?: unknown;
@@ -132,8 +137,11 @@ export class Synapse {
   // ------------------------------------------------------------------ structured memory
 
   readonly memories = {
-    /** Create, or update by (category, key): the memory as stored. */
-    create: (body: MemoryIn, o?: CallOptions): Promise<Memory> =>
+    /**
+     * Create, or update by (category, key): the memory as stored, or (an agent's change of a memory
+     * a person verified) `{proposal}`, which awaits the person: tell them apart with `isProposal`.
+     */
+    create: (body: MemoryIn, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call<Memory>({ method: "POST", path: "/memory", body }, o),
     list: (
       query: QueryOf<"/memory", "get"> = {},
@@ -147,9 +155,11 @@ export class Synapse {
     ): AsyncGenerator<Memory> => this.#pages(query, o),
     get: (id: string, o?: CallOptions): Promise<Memory> =>
       this.#call({ method: "GET", path: `/memory/${segment(id)}`, retry: true }, o),
-    update: (id: string, patch: MemoryPatch, o?: CallOptions): Promise<Memory> =>
+    /** The memory, or `{proposal}` for an agent's change of a verified memory (see `create`). */
+    update: (id: string, patch: MemoryPatch, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call({ method: "PUT", path: `/memory/${segment(id)}`, body: patch, retry: true }, o),
-    delete: (id: string, o?: CallOptions): Promise<void> =>
+    /** Nothing (deleted), or `{proposal}` for an agent's deletion of a verified memory. */
+    delete: (id: string, o?: CallOptions): Promise<ProposalAnswer | undefined> =>
       this.#call({ method: "DELETE", path: `/memory/${segment(id)}`, retry: true }, o),
     /** Mark verified (users only: an agent gets 403). */
     verify: (id: string, o?: CallOptions): Promise<Memory> =>
@@ -176,12 +186,39 @@ export class Synapse {
     history: (id: string, o?: CallOptions): Promise<AnswerOf<"/memory/{id}/history", "get">> =>
       this.#call({ method: "GET", path: `/memory/${segment(id)}/history`, retry: true }, o),
     /** Make an old version current again (as a new version). */
-    restore: (id: string, version: number, o?: CallOptions): Promise<Memory> =>
+    restore: (id: string, version: number, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call({
         method: "POST",
         path: `/memory/${segment(id)}/restore`,
         body: { version } satisfies BodyOf<"/memory/{id}/restore", "post">,
       }, o),
+  };
+
+  // ------------------------------------------------------------------ review (users only)
+
+  readonly proposals = {
+    /** The mind's pending proposals, newest first. */
+    list: (
+      query: { limit?: number; cursor?: string } = {},
+      o?: CallOptions,
+    ): Promise<ProposalList> =>
+      this.#call({ method: "GET", path: "/memory/proposals", query, retry: true }, o),
+    /**
+     * A person's yes, with optional edits: the memory (a new version, `change: accepted`), or
+     * undefined for an accepted deletion. 409 `conflict` when the memory changed since.
+     */
+    accept: (id: string, edits?: AcceptIn, o?: CallOptions): Promise<Memory | undefined> =>
+      this.#call({
+        method: "POST",
+        path: `/memory/proposals/${segment(id)}/accept`,
+        body: edits,
+      }, o),
+    /** A person's no: the proposal is gone, the memory unchanged. */
+    decline: (id: string, o?: CallOptions): Promise<void> =>
+      this.#call(
+        { method: "POST", path: `/memory/proposals/${segment(id)}/decline`, retry: true },
+        o,
+      ),
   };
 
   /** Plain-text recall for an LLM's context (GET /memory/recall), critical first. */
@@ -264,6 +301,21 @@ export class Synapse {
       this.#call({ method: "GET", path: "/minds", retry: true }, o),
     delete: (mindId: string, o?: CallOptions): Promise<void> =>
       this.#call({ method: "DELETE", path: `/minds/${segment(mindId)}`, retry: true }, o),
+    /** Change a mind's settings (name, description, timezone, review_agent_changes). */
+    update: (
+      mindId: string,
+      settings: MindSettings,
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/minds", "post">> =>
+      this.#call({
+        method: "PATCH",
+        path: `/minds/${segment(mindId)}`,
+        body: settings,
+        retry: true,
+      }, o),
+    /** Merge duplicates and summarize old low-priority memories (no model call). */
+    consolidate: (mindId = "default", o?: CallOptions): Promise<Consolidated> =>
+      this.#call({ method: "POST", path: `/minds/${segment(mindId)}/consolidate` }, o),
   };
 
   readonly keys = {

@@ -47,6 +47,28 @@ export type Deleted = Schemas["Deleted"];
 export type Health = Schemas["Health"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
 export type ErrorDetail = Schemas["ErrorDetail"];
+// Review (third release)
+export type Proposal = Schemas["Proposal"];
+export type Proposed = Schemas["Proposed"];
+export type ProposalAnswer = Schemas["ProposalAnswer"];
+export type ProposalList = Schemas["ProposalList"];
+export type AcceptIn = Schemas["AcceptIn"];
+export type Consolidated = Schemas["Consolidated"];
+
+/** Mind settings (PATCH /minds/{mindId}). */
+export interface MindSettings {
+  name?: string;
+  description?: string;
+  /** An IANA name, e.g. `Asia/Bangkok` (default UTC). */
+  timezone?: string;
+  /** Whether an agent's change of a verified memory waits for a person (default true). */
+  review_agent_changes?: boolean;
+}
+
+/** Whether a write's answer is a proposal (202: an agent's change of a verified memory awaits a person). */
+export function isProposal(answer: unknown): answer is ProposalAnswer {
+  return typeof answer === "object" && answer !== null && "proposal" in answer;
+}
 
 /** A path of the API and one of its methods. */
 export type Path = keyof paths;
