@@ -14,6 +14,7 @@ from __future__ import annotations
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from synapse.ai.summaries import ExtractiveSummarizer
@@ -49,9 +50,29 @@ def consolidate_mind(who: Principal, mind_id: str) -> Consolidated:
 
 
 def consolidate(space: Space) -> Consolidated:
-    """Merge and summarize one mind's unverified memories (see the module's rules)."""
+    """Merge and summarize one mind's unverified memories (see the module's rules): one read of the
+    mind, the plan, then its writes in transactions of BATCH memories."""
     now = utcnow()
-    live = [st for st in nuggets.stored(space, nuggets.MemoryFilter(live_at=now)) if not st.memory.verified]
+    live = nuggets.stored(space, nuggets.MemoryFilter(live_at=now))
+    writes, out = plan(space, live, now)
+    # the summaries (the only new text) are embedded: one call each, with the user's key if stored
+    writes = [
+        replace(w, vector=memories.embed_document(space.user_id, w.memory.content))
+        if w.memory.id in out.created
+        else w
+        for w in writes
+    ]
+    _save(space, writes)
+    if any(w.memory.category in IDENTITY_CATEGORIES for w in writes):
+        rebuild_identity(space)
+    return out
+
+
+def plan(
+    space: Space, stored: list[nuggets.Stored], now: datetime
+) -> tuple[list[nuggets.Write], Consolidated]:
+    """What consolidation writes (no I/O: the summaries' vectors are added by `consolidate`)."""
+    live = [st for st in stored if not st.memory.verified and st.memory.is_live(now)]
     hidden: set[str] = set()
     writes: list[nuggets.Write] = []
     # 1. duplicates: the newest of each group supersedes the others
@@ -85,22 +106,12 @@ def consolidate(space: Space) -> Consolidated:
         if len(members) < 2 and previous is None:
             continue  # one memory alone is its own summary
         summary = _summary(space, category, members, previous, now)
-        writes.append(
-            nuggets.Write(
-                memory=summary,
-                read=previous,
-                vector=memories.embed_document(space.user_id, summary.content),
-                kind=Change.consolidated,
-            )
-        )
+        writes.append(nuggets.Write(memory=summary, read=previous, kind=Change.consolidated))
         for st in members:
             writes.append(_hide(st, summary.id, now, Change.consolidated))
         consolidated += len(members)
         created.append(summary.id)
-    _save(space, writes)
-    if any(w.memory.category in IDENTITY_CATEGORIES for w in writes):
-        rebuild_identity(space)
-    return Consolidated(consolidated=consolidated, merged=merged, created=created)
+    return writes, Consolidated(consolidated=consolidated, merged=merged, created=created)
 
 
 def _hide(st: nuggets.Stored, by: str, now: datetime, kind: Change) -> nuggets.Write:
