@@ -308,3 +308,17 @@ def test_a_proposal_is_an_event_in_the_change_log(call: Call, verified: dict[str
     assert [(c.kind, c.proposal_id, c.memory_id) for c in entry.changes] == [
         ("proposal.created", proposal["proposal_id"], verified["id"])
     ]
+
+
+def test_a_memory_keeps_at_most_20_pending_proposals_the_oldest_dropped(
+    call: Call, verified: dict[str, Any]
+) -> None:
+    made = []
+    for i in range(21):
+        answer = on_id(
+            call, "memory_update", "PUT", verified["id"], body={"content": f"try {i}"}, who=agent()
+        )
+        made.append(answer["json"]["proposal"]["proposal_id"])
+    listed = [p["proposal_id"] for p in pending(call, limit="100")["json"]["proposals"]]
+    assert listed == made[1:][::-1]  # 20, newest first; the first one dropped
+    assert decide(call, "decline", made[0])["statusCode"] == 404

@@ -158,7 +158,9 @@ TOOLS: dict[str, Tool] = {
                 "value: remembering the same (category, key) again updates that memory in place (the old "
                 "text is kept in its history), so reuse a key to correct or refresh a fact instead of "
                 "making a new one. `content` is one self-contained sentence in the user's language "
-                "(Thai or English). Agents' memories are stored unverified until the user verifies them."
+                "(Thai or English). Agents' memories are stored unverified until the user verifies them; a "
+                "memory the user verified is not changed by you: your change becomes a proposal that "
+                "waits for the user's decision (the result says so)."
             ),
         ),
         Tool(
