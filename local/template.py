@@ -100,6 +100,15 @@ class RuleDef:
 
 
 @dataclass(frozen=True)
+class ScheduleDef:
+    """A function's `Schedule`/`ScheduleV2` event (e.g. the daily consolidation): the local run does
+    not fire it on a clock; `make invoke` runs it with its sample event."""
+
+    function: str
+    expression: str
+
+
+@dataclass(frozen=True)
 class StreamSourceDef:
     """A function's `DynamoDB` event: the table whose stream it reads, and how Lambda polls it."""
 
@@ -142,6 +151,7 @@ class Template:
     throttle: ThrottleDef | None = None
     rules: list[RuleDef] = field(default_factory=list)
     streams: list[StreamSourceDef] = field(default_factory=list)
+    schedules: list[ScheduleDef] = field(default_factory=list)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -258,6 +268,8 @@ def parse(path: Path) -> Template:
 
             elif ev.get("Type") == "DynamoDB":
                 tpl.streams.append(_stream_source(tpl, name, ev_name, ev_props))
+            elif ev.get("Type") in ("Schedule", "ScheduleV2"):
+                tpl.schedules.append(ScheduleDef(name, str(ev_props.get("ScheduleExpression", ""))))
 
     tpl.authorizer = _find_authorizer(tpl)
     tpl.cors = _find_cors(tpl)

@@ -7,8 +7,8 @@
  */
 // node:assert, not jsr:@std/assert: only the npm registry is reachable from the test machines
 import assert from "node:assert/strict";
-import { jwtSubject, Synapse, SynapseError } from "./mod.ts";
-import type { Memory, RecallOut } from "./mod.ts";
+import { isProposal, jwtSubject, Synapse, SynapseError } from "./mod.ts";
+import type { Memory, ProposalAnswer, RecallOut } from "./mod.ts";
 
 const env = (name: string): string => {
   const value = Deno.env.get(name);
@@ -26,6 +26,12 @@ const assertEquals: (actual: unknown, expected: unknown, message?: string) => vo
   assert.deepStrictEqual;
 const assertMatch: (value: string, re: RegExp) => void = assert.match;
 
+/** A person's write: always the memory (only an agent's change of a verified memory is a proposal). */
+function written(answer: Memory | ProposalAnswer): Memory {
+  assert(!isProposal(answer), `a proposal: ${JSON.stringify(answer)}`);
+  return answer;
+}
+
 async function failure(call: Promise<unknown>): Promise<SynapseError> {
   try {
     await call;
@@ -37,25 +43,29 @@ async function failure(call: Promise<unknown>): Promise<SynapseError> {
 }
 
 Deno.test("a memory is stored, read, changed, listed, searched and recalled", async () => {
-  const stored: Memory = await synapse.memories.create({
-    category: "preference",
-    key: "editor_theme",
-    content: "Prefers the Solarized dark theme in every editor",
-    tags: ["Editor", "theme"],
-    priority: "high",
-  });
+  const stored: Memory = written(
+    await synapse.memories.create({
+      category: "preference",
+      key: "editor_theme",
+      content: "Prefers the Solarized dark theme in every editor",
+      tags: ["Editor", "theme"],
+      priority: "high",
+    }),
+  );
   assertEquals(stored.user_id, userId);
   assertEquals(stored.source, "user");
   assertEquals(stored.tags, ["editor", "theme"]);
   assertEquals((await synapse.memories.get(stored.id)).content, stored.content);
 
-  const changed = await synapse.memories.update(stored.id, {
-    content: "Prefers the Nord dark theme in every editor",
-  });
+  const changed = written(
+    await synapse.memories.update(stored.id, {
+      content: "Prefers the Nord dark theme in every editor",
+    }),
+  );
   assertEquals(changed.version, 2);
   const history = await synapse.memories.history(stored.id);
   assertEquals(history.versions.map((v) => v.version), [2, 1]);
-  assertEquals((await synapse.memories.restore(stored.id, 1)).content, stored.content);
+  assertEquals(written(await synapse.memories.restore(stored.id, 1)).content, stored.content);
 
   const listed = await synapse.memories.list({ category: "preference" });
   assert(listed.memories.some((m) => m.id === stored.id));
@@ -157,7 +167,9 @@ Deno.test("time: a dated Thai conversation, recalled by its day, read as of a mo
 Deno.test("minds: a memory of one mind is not found from another", async () => {
   const mind = await synapse.minds.create({ name: `ts mind ${crypto.randomUUID().slice(0, 6)}` });
   const inMind = synapse.withMind(mind.mind_id);
-  const m = await inMind.memories.create({ category: "fact", key: "queue", content: "L2 queue" });
+  const m = written(
+    await inMind.memories.create({ category: "fact", key: "queue", content: "L2 queue" }),
+  );
   assertEquals(m.mind_id, mind.mind_id);
   assertEquals((await synapse.memories.get(m.id, { mindId: mind.mind_id })).id, m.id);
   assertEquals((await failure(synapse.memories.get(m.id))).code, "not_found");
@@ -175,25 +187,59 @@ Deno.test("a mind's timezone dates its memories, and the timeline lists them in 
     422,
   );
   const inMind = synapse.withMind(mind.mind_id);
-  const later = await inMind.memories.create({
-    category: "note",
-    key: "meeting",
-    content: "ประชุมที่เชียงราย",
-    valid_at: "2025-12-05",
-  });
+  const later = written(
+    await inMind.memories.create({
+      category: "note",
+      key: "meeting",
+      content: "ประชุมที่เชียงราย",
+      valid_at: "2025-12-05",
+    }),
+  );
   assertEquals(later.valid_at, "2025-12-04T17:00:00Z");
-  const earlier = await inMind.memories.create({
-    category: "note",
-    key: "dentist",
-    content: "ไปหาหมอฟัน",
-    valid_at: "2025-12-03T09:00:00+07:00",
-  });
+  const earlier = written(
+    await inMind.memories.create({
+      category: "note",
+      key: "dentist",
+      content: "ไปหาหมอฟัน",
+      valid_at: "2025-12-03T09:00:00+07:00",
+    }),
+  );
   const page = await inMind.memories.timeline({ from: "2025-12-01", to: "2026-01-01", limit: 1 });
   assertEquals(page.memories.map((m) => m.id), [earlier.id]);
   const next = await inMind.memories.timeline({ cursor: page.next_cursor ?? "", to: "2026-01-01" });
   assertEquals(next.memories.map((m) => m.id), [later.id]);
   assertEquals(next.next_cursor, null);
   await synapse.minds.delete(mind.mind_id);
+});
+
+Deno.test("review: an agent's change of a verified memory awaits the person's yes", async () => {
+  // the user's own agent (a key of hers) and her verified memory
+  const key = await synapse.keys.create({
+    name: "ts review agent",
+    scopes: ["memory:read", "memory:write"],
+  });
+  const bot = new Synapse({ baseUrl, token: key.key });
+  const mine = written(
+    await synapse.memories.create({ category: "identity", key: "ts_nickname", content: "Som" }),
+  );
+  const answer = await bot.memories.update(mine.id, { content: "Somchai" });
+  assert(isProposal(answer), JSON.stringify(answer));
+  assertEquals((await synapse.memories.get(mine.id)).content, "Som");
+  const pending = await synapse.proposals.list();
+  assert(pending.proposals.some((p) => p.proposal_id === answer.proposal.proposal_id));
+  assertEquals((await failure(bot.proposals.list())).status, 403);
+  const accepted = await synapse.proposals.accept(answer.proposal.proposal_id, {
+    content: "Somchai (Som)",
+  });
+  assertEquals(accepted?.content, "Somchai (Som)");
+  assertEquals(accepted?.verified, true);
+  const gone = await bot.memories.delete(mine.id);
+  assert(isProposal(gone));
+  await synapse.proposals.decline(gone.proposal.proposal_id);
+  assertEquals((await synapse.memories.get(mine.id)).content, "Somchai (Som)");
+  const done = await synapse.minds.consolidate("default");
+  assertEquals(typeof done.consolidated, "number");
+  await synapse.keys.delete(key.key_id);
 });
 
 Deno.test("keys, providers and export", async () => {

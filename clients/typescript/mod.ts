@@ -14,4 +14,5 @@ export type {
   Token,
 } from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
+export { isProposal } from "./src/types.ts";
 export type * from "./src/types.ts";

@@ -1,6 +1,6 @@
 """GET /memory — list memories, filtered, a page at a time; `?as_of=` (RFC 3339): as they were then."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
@@ -25,6 +25,10 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
     as_of: Annotated[Rfc3339In | None, Query()] = None,
+    include: Annotated[
+        Literal["superseded"] | None,
+        Query(description="`superseded`: list superseded memories too (hidden otherwise, like expired ones)"),
+    ] = None,
 ) -> MemoryList:
     page, next_cursor = memories.list_page(
         mind,
@@ -35,6 +39,7 @@ def list_memories(
         limit=limit,
         cursor=cursor,
         as_of=as_of,
+        superseded=include == "superseded",
     )
     return MemoryList(memories=page, next_cursor=next_cursor)
 

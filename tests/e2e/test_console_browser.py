@@ -168,6 +168,21 @@ def user(local_server: LocalServer) -> tuple[str, Api, dict[str, dict[str, Any]]
     ):
         r = api(method, path, body)
         assert r.status_code < 300, (method, path, r.text)
+    # and Review's routes: an agent's change of a verified memory, accepted (the accept embeds), a
+    # decline, the providers and a consolidation (of nothing yet)
+    mine = api.remember("note", "warm_review", "warming review up")
+    proposed = api.agent("warm-up reviewer")("PUT", f"/memory/{mine['id']}", {"content": "warmed"})
+    assert proposed.status_code == 202, proposed.text
+    for method, path in (
+        ("GET", "/memory/proposals"),
+        ("POST", f"/memory/proposals/{proposed.json()['proposal']['proposal_id']}/accept"),
+        ("POST", "/memory/proposals/00000000000000000000/decline"),
+        ("GET", "/providers"),
+        ("POST", "/minds/default/consolidate"),
+        ("DELETE", f"/memory/{mine['id']}"),
+    ):
+        r = api(method, path)
+        assert r.status_code < 300 or path.endswith("/decline"), (method, path, r.text)
     return sub, api, seeded
 
 
@@ -659,6 +674,86 @@ def test_create_a_mind_key_see_it_once_and_revoke_it(sign_in: Callable[..., Page
     assert name not in api.key_names()
 
 
+# ---------------------------------------------------------------- review, supersession, providers
+
+
+def test_review_shows_each_proposal_beside_the_memory_and_decides(
+    sign_in: Callable[..., Page], user: Any
+) -> None:
+    _, api, _ = user
+    tag = uuid.uuid4().hex[:6]
+    city = api.remember("fact", f"rv_city_{tag}", "Lives in Berlin with two cats")
+    pet = api.remember("fact", f"rv_pet_{tag}", "Has two cats")
+    bot = api.agent(f"review bot {tag}")
+    assert (
+        bot("PUT", f"/memory/{city['id']}", {"content": "Lives in Munich with two cats"}).status_code == 202
+    )
+    assert bot("DELETE", f"/memory/{pet['id']}").status_code == 202
+    page = sign_in()
+    expect(page.locator("#review-count")).to_be_visible()
+    page.click(".tab[data-view=review]")
+    change = page.locator("li.proposal", has_text=f"rv_city_{tag}")
+    gone = page.locator("li.proposal", has_text=f"rv_pet_{tag}")
+    # each proposal beside the memory as it is now, the difference marked
+    expect(change.locator(".side.now .content")).to_have_text("Lives in Berlin with two cats")
+    expect(change.locator(".side.next del")).to_have_text("Berlin")
+    expect(change.locator(".side.next ins")).to_have_text("Munich")
+    expect(gone.locator(".side.next h3")).to_have_text("Proposed: delete it")
+    # When the change is edited and accepted
+    change.locator("button.edit-accept").click()
+    change.locator("form.edit textarea[name=content]").fill("Lives in Munich (since December) with two cats")
+    change.locator("form.edit button.save").click()
+    expect(page.locator("#notice")).to_contain_text("Accepted")
+    expect(page.locator("li.proposal", has_text=f"rv_city_{tag}")).to_have_count(0)
+    memory = api.memory(city["id"])
+    assert (memory["content"], memory["verified"]) == ("Lives in Munich (since December) with two cats", True)
+    # When the deletion is declined: the memory stays
+    gone.locator("button.decline").click()
+    expect(page.locator("li.proposal", has_text=f"rv_pet_{tag}")).to_have_count(0)
+    assert api.memory(pet["id"])["content"] == "Has two cats"
+
+
+def test_consolidate_from_the_mind_bar_then_restore_a_superseded_memory(
+    sign_in: Callable[..., Page], user: Any
+) -> None:
+    _, api, _ = user
+    tag = uuid.uuid4().hex[:6]
+    bot = api.agent(f"dup bot {tag}")
+    older = bot.remember("note", f"dup_a_{tag}", f"Standup notes live in the wiki {tag}")
+    bot.remember("note", f"dup_b_{tag}", f"standup  notes live in the WIKI {tag}")
+    page = sign_in()
+    page.click("#consolidate")
+    expect(page.locator("#notice")).to_contain_text("1 duplicate merged")
+    expect(card(page, f"dup_a_{tag}")).to_have_count(0)
+    # the superseded memory is under the filter, and restorable
+    page.check("#f-superseded")
+    hidden = card(page, f"dup_a_{tag}")
+    expect(hidden.locator(".badge.superseded")).to_be_visible()
+    hidden.locator("button.restore-superseded").click()
+    expect(page.locator("#notice")).to_contain_text("live again")
+    assert api.memory(older["id"])["superseded_by"] is None
+
+
+def test_providers_set_see_the_hint_and_remove_the_users_gemini_key(
+    local_server: LocalServer, page: Page
+) -> None:
+    # (a user of its own, who writes nothing while the key is set: no call may go out to Gemini)
+    api = Api(local_server, local_server.make_jwt(f"providers-{uuid.uuid4().hex[:6]}"))
+    page.goto(f"{local_server.url}/console#token={api.token}")
+    expect(page.locator("#app")).to_be_visible()
+    page.click(".tab[data-view=providers]")
+    expect(page.locator("#providers")).to_contain_text("No key of your own")
+    page.fill("#provider-key", "AIzaSyD-console-test-key-0123456789xYz")
+    page.click("#provider-form button[type=submit]")
+    item = page.locator("li.provider[data-provider=gemini]")
+    expect(item.locator(".hint")).to_have_text(re.compile(r"^AIza.+xYz$"))
+    assert "console-test-key" not in (page.locator("#providers").text_content() or "")
+    assert [p["provider"] for p in api("GET", "/providers").json()["providers"]] == ["gemini"]
+    item.locator("button.remove-provider").click()
+    expect(page.locator("#providers")).to_contain_text("No key of your own")
+    assert api("GET", "/providers").json()["providers"] == []
+
+
 # ---------------------------------------------------------------- errors in words
 
 
@@ -760,11 +855,18 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
     what the other tests did."""
     api = Api(local_server, local_server.make_jwt("somchai"))
     seeded = seed(api)
-    # a history worth showing: the user's note, an agent's update of it, the user's verification
-    api.agent("laptop agent").remember(
-        "project", "synapse_status", "Synapse v1.6.0 deployed; docs next.", tags=["synapse", "release"]
-    )
-    api("POST", f"/memory/{seeded['synapse_status']['id']}/verify")
+    # an agent's changes of the user's (verified) memories wait in Review; one is accepted (a history
+    # worth showing: the user's note, then the agent's change the user accepted), two still wait
+    laptop = api.agent("laptop agent")
+    proposed = laptop("POST", "/memory", {"category": "project", "key": "synapse_status",
+                                          "content": "Synapse v1.6.0 deployed; docs next.",
+                                          "tags": ["synapse", "release"]})  # fmt: skip
+    assert proposed.status_code == 202, proposed.text
+    accepted = api("POST", f"/memory/proposals/{proposed.json()['proposal']['proposal_id']}/accept")
+    assert accepted.status_code == 200, accepted.text
+    waiting = laptop("PUT", f"/memory/{seeded['home_city']['id']}", {"content": "อยู่ กรุงเทพฯ ตั้งแต่ปีนี้"})
+    assert waiting.status_code == 202, waiting.text
+    assert laptop("DELETE", f"/memory/{seeded['ui_theme']['id']}").status_code == 202
     ctx = browser.new_context(
         viewport={"width": 1100, "height": 900}, locale="en-GB", timezone_id="Asia/Bangkok"
     )
@@ -777,8 +879,12 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         expect(page.locator("#identity")).to_contain_text("สมชาย")
         page.screenshot(path=str(shots / "list.png"))
         card(page, "synapse_status").locator("button.history-btn").click()
-        expect(page.locator("#timeline li.version")).to_have_count(3)
+        expect(page.locator("#timeline li.version")).to_have_count(2)
         page.screenshot(path=str(shots / "history.png"))
+        page.click(".tab[data-view=review]")
+        expect(page.locator("li.proposal")).to_have_count(2)
+        expect(page.locator("#review-count")).to_have_text("2")
+        page.screenshot(path=str(shots / "review.png"), full_page=True)
         page.click(".tab[data-view=keys]")
         page.fill("#key-name", "read-only dashboard")
         page.uncheck("#key-form input[value='memory:write']")
@@ -800,5 +906,5 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         page.screenshot(path=str(shots / "phone.png"))
     finally:
         phone.close()
-    for name in ("list", "history", "keys", "phone"):
+    for name in ("list", "history", "review", "keys", "phone"):
         assert (shots / f"{name}.png").stat().st_size > 10_000

@@ -215,13 +215,23 @@ def test_the_verification_rule(new_user: Callable[..., tuple[str, Api]]) -> None
     assert ok.status_code == 200, ok.text
     assert ok.json()["verified"] is True
 
-    # When the agent changes it (PUT, or storing the same key), Then it is unverified again
+    # When the agent changes it (PUT, or storing the same key), Then it is not changed: the change is
+    # a proposal that awaits the user (Review), and the memory stays verified
     put = agent("PUT", f"/memory/{mem['id']}", json={"content": "Uses DynamoDB on-demand"})
-    assert put.status_code == 200, put.text
-    assert put.json()["verified"] is False
-    assert user("POST", f"/memory/{mem['id']}/verify").json()["verified"] is True
+    assert put.status_code == 202, put.text
+    proposal = put.json()["proposal"]
+    assert (proposal["memory_id"], proposal["kind"]) == (mem["id"], "update")
     again = agent.store(category="fact", key="db_engine", content="Uses DynamoDB with PITR")
-    assert again.status_code == 200 and again.json()["verified"] is False
+    assert again.status_code == 202, again.text
+    current = user("GET", f"/memory/{mem['id']}").json()
+    assert (current["content"], current["verified"]) == ("Uses DynamoDB", True)
+    # When the user accepts the first: it is hers (verified); the second is now stale (409)
+    accepted = user("POST", f"/memory/proposals/{proposal['proposal_id']}/accept")
+    assert accepted.status_code == 200, accepted.text
+    assert (accepted.json()["content"], accepted.json()["verified"]) == ("Uses DynamoDB on-demand", True)
+    stale = again.json()["proposal"]["proposal_id"]
+    error_of(user("POST", f"/memory/proposals/{stale}/accept"), 409, "conflict")
+    assert user("POST", f"/memory/proposals/{stale}/decline").status_code == 204
     # and a user's own update keeps it verified
     mine = user("PUT", f"/memory/{mem['id']}", json={"content": "Uses DynamoDB"})
     assert mine.json()["verified"] is True

@@ -33,6 +33,9 @@ def function_of(event: dict[str, Any]) -> str:
     if event.get("type") == "REQUEST":
         assert TEMPLATE.authorizer is not None
         return TEMPLATE.authorizer.function
+    if event.get("detail-type") == "Scheduled Event":  # a schedule's (EventBridge Scheduler's) event
+        [target] = [s.function for s in TEMPLATE.schedules]
+        return target
     if "detail-type" in event:
         [target] = [r.function for r in TEMPLATE.rules if matches(r.pattern, event)]
         return target

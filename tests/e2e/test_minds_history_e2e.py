@@ -58,17 +58,24 @@ def test_a_user_keeps_an_agents_mind_apart_sees_history_and_deletes_the_mind(
     assert go("GET", "/memory/recall", there).text.startswith("Mind: Support bot\n")
     assert go("GET", "/memory", {**bot, "X-Mind-Id": "default"}).status_code == 403
 
-    # When an ingest in the default mind changes what the user said
+    # When an ingest in the default mind would change what the user said (and verified)
     changed = go(
         "POST",
         "/memory/ingest",
         user,
         json={"sessionId": "s2", "messages": [{"role": "user", "content": "My name is Somchai"}]},
     )
-    assert changed.status_code == 200 and changed.json()["overwrote_user"] == [mine["id"]]
-    # Then the history keeps the user's text, and a restore brings it back as a new version
+    # Then it is a proposal that awaits her (Review), and her memory is unchanged
+    assert changed.status_code == 200 and changed.json()["overwrote_user"] == []
+    [proposal] = changed.json()["proposed"]
+    assert proposal["memory_id"] == mine["id"]
+    assert go("GET", f"/memory/{mine['id']}", user).json()["content"] == "Michael Schäfer"
+    # When she accepts it, the history keeps her text, and a restore brings it back as a new version
+    accepted = go("POST", f"/memory/proposals/{proposal['proposal_id']}/accept", user)
+    assert accepted.status_code == 200 and "Somchai" in accepted.json()["content"]
     versions = go("GET", f"/memory/{mine['id']}/history", user).json()["versions"]
     assert versions[-1]["content"] == "Michael Schäfer" and versions[0]["version"] == 2
+    assert versions[0]["change"] == "accepted"
     back = go("POST", f"/memory/{mine['id']}/restore", user, json={"version": 1}).json()
     assert (back["content"], back["version"], back["source"]) == ("Michael Schäfer", 3, "user")
 

@@ -21,6 +21,7 @@ from synapse_memory import (
     Forbidden,
     Message,
     NotFound,
+    Proposal,
     Synapse,
     Unauthorized,
     ValidationError,
@@ -66,13 +67,24 @@ def test_structured_memory_store_update_get_list_verify_history_restore_delete(
     assert again.priority == "high"  # kept: not sent
     assert mem.get(first.id).content == "v1.6.0 deployed, CI green"
 
-    # an agent's update makes it unverified; only a user verifies
+    # an agent's update of the (verified) memory is a proposal that awaits the user (Review); the user
+    # accepts it (her version: verified); only a user verifies
     with agent_of(local_server, mem, ["memory:read", "memory:write"]) as bot:
-        changed = bot.update(first.id, content="v1.7.0 rolled out", tags=["synapse"])
-        assert (changed.source, changed.verified, changed.confidence) == ("agent", False, 0.7)
+        proposal = bot.update(first.id, content="v1.7.0 rolled out", tags=["synapse"])
+        assert isinstance(proposal, Proposal) and (proposal.memory_id, proposal.kind) == (first.id, "update")
+        assert mem.get(first.id).content == "v1.6.0 deployed, CI green"
         with pytest.raises(Forbidden) as refused:
             bot.verify(first.id)
         assert (refused.value.status, refused.value.code) == (403, "forbidden")
+    assert [p.proposal_id for p in mem.proposals().proposals] == [proposal.proposal_id]
+    accepted = mem.accept(proposal.proposal_id)
+    assert accepted is not None
+    assert (accepted.content, accepted.source, accepted.verified, accepted.version) == (
+        "v1.7.0 rolled out",
+        "user",
+        True,
+        3,
+    )
     verified = mem.verify(first.id)
     assert verified.verified is True and verified.version == 4
 

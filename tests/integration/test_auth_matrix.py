@@ -26,7 +26,7 @@ from jwt.algorithms import RSAAlgorithm
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
-from harness.lambdas import ALICE, LambdaContext, load_function, sample_event, template
+from harness.lambdas import ALICE, LambdaContext, agent, load_function, sample_event, template
 from synapse.core.config import settings
 from synapse.services.account import auth
 from tests.conftest import IDEMPOTENCY, TABLE, Call
@@ -77,14 +77,16 @@ ROUTES: dict[str, Route] = {
     ),
     "GET /memory": Route("memory_list", "read", query={"limit": "10"}),
     "GET /memory/{id}": Route("memory_get", "read", path_params={"id": "{id}"}),
+    # alice's memory is verified (she wrote it): an agent's change of it is a proposal (Review), 202
     "PUT /memory/{id}": Route(
         "memory_update",
         "write",
         body={"content": "changed by somebody"},
         path_params={"id": "{id}"},
         user_id_in="body",
+        ok=202,
     ),
-    "DELETE /memory/{id}": Route("memory_delete", "write", path_params={"id": "{id}"}, ok=204),
+    "DELETE /memory/{id}": Route("memory_delete", "write", path_params={"id": "{id}"}, ok=202),
     "POST /memory/{id}/verify": Route("memory_verify", "user", path_params={"id": "{id}"}),
     "GET /memory/{id}/history": Route("memory_history", "read", path_params={"id": "{id}"}),
     "POST /minds": Route("minds_create", "user", body={"name": "another mind"}, ok=201),
@@ -93,8 +95,19 @@ ROUTES: dict[str, Route] = {
     "PATCH /minds/{mindId}": Route(
         "minds_update", "user", body={"timezone": "Asia/Bangkok"}, path_params={"mindId": "default"}
     ),
+    "POST /minds/{mindId}/consolidate": Route("minds_consolidate", "user", path_params={"mindId": "default"}),
     "POST /memory/{id}/restore": Route(
-        "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}
+        "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}, ok=202
+    ),
+    "GET /memory/proposals": Route("memory_proposals", "user", query={"limit": "10"}),
+    "POST /memory/proposals/{proposalId}/accept": Route(
+        "proposal_accept",
+        "user",
+        body={"content": "The launch codes are 1234"},
+        path_params={"proposalId": "{proposalId}"},
+    ),
+    "POST /memory/proposals/{proposalId}/decline": Route(
+        "proposal_decline", "user", path_params={"proposalId": "{proposalId}"}, ok=204
     ),
     "GET /memory/recall": Route("memory_recall_text", "read"),
     "GET /memory/by-tag": Route("memory_by_tag", "read", query={"tag": "secret"}),
@@ -235,11 +248,14 @@ class World:
     memory_id: str
     spare_key_id: str
     keys: dict[str, str]  # "read", "write", "full", "revoked" → plain key
+    proposal_id: str = ""
 
 
 def fill(route: Route, world: World) -> dict[str, str]:
     return {
-        k: v.replace("{id}", world.memory_id).replace("{keyId}", world.spare_key_id)
+        k: v.replace("{id}", world.memory_id)
+        .replace("{keyId}", world.spare_key_id)
+        .replace("{proposalId}", world.proposal_id)
         for k, v in route.path_params.items()
     }
 
@@ -341,7 +357,24 @@ def world(call: Call) -> World:
         who=ALICE,
     )
     assert gone["statusCode"] == 204
-    return World(memory_id=created["json"]["id"], spare_key_id=spare_id, keys=keys)
+    # and an agent proposed a change of her (verified) memory
+    mem_id = created["json"]["id"]
+    proposed = call(
+        "memory_update",
+        "PUT",
+        f"/memory/{mem_id}",
+        route="/memory/{id}",
+        path_params={"id": mem_id},
+        body={"content": "The launch codes are 9999"},
+        who=agent(),
+    )
+    assert proposed["statusCode"] == 202, proposed
+    return World(
+        memory_id=mem_id,
+        spare_key_id=spare_id,
+        keys=keys,
+        proposal_id=proposed["json"]["proposal"]["proposal_id"],
+    )
 
 
 def put_provider_key(call: Call) -> None:

@@ -173,6 +173,7 @@ def test_an_all_transient_batch_makes_no_model_call(
         "identity_updated": False,
         "nuggets": [],
         "overwrote_user": [],  # API.md, second release
+        "proposed": [],  # API.md, third release (Review)
     }
     assert gemini_double.requests == []
     assert int(session_item(aws)["msg_count"]["N"]) == 3
@@ -671,6 +672,7 @@ def test_a_put_landing_between_an_ingests_read_and_write_is_not_overwritten_unse
     put: dict[str, Any] = {}
 
     def rival() -> None:
+        # (an agent's PUT: the memory stays unverified, so the ingest may still change it)
         put["answer"] = call(
             "memory_update",
             "PUT",
@@ -678,7 +680,7 @@ def test_a_put_landing_between_an_ingests_read_and_write_is_not_overwritten_unse
             body={"expires_at": "2099-01-01T00:00:00Z"},
             path_params={"id": name["id"]},
             route="/memory/{id}",
-            who=ALICE,
+            who=agent(),
         )
 
     _race_on_save(monkeypatch, rival)
@@ -697,6 +699,45 @@ def test_a_put_landing_between_an_ingests_read_and_write_is_not_overwritten_unse
     )["json"]
     assert "Alicia" in got["content"] and got["expires_at"] == "2099-01-01T00:00:00Z"
     assert name["id"] in [m["id"] for m in second["nuggets"]]
+
+
+def test_a_persons_put_landing_between_an_ingests_read_and_write_makes_the_ingest_propose(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given alice's name, extracted (unverified), and an ingest that will change it
+    first = ingest(call, [{"role": "user", "content": "My name is Alice and I live in Berlin"}])["json"]
+    name = next(m for m in first["nuggets"] if m["category"] == "identity" and "Alice" in m["content"])
+    put: dict[str, Any] = {}
+
+    def rival() -> None:
+        put["answer"] = call(
+            "memory_update",
+            "PUT",
+            f"/memory/{name['id']}",
+            body={"content": "Alice Meyer"},
+            path_params={"id": name["id"]},
+            route="/memory/{id}",
+            who=ALICE,
+        )
+
+    _race_on_save(monkeypatch, rival)
+    # When alice herself writes it (now verified) after the ingest read it and before it writes
+    second = ingest(call, [{"role": "user", "content": "My name is Alicia and I live in Munich"}])["json"]
+    # Then her version stands, and the ingest's change of it is a proposal
+    assert put["answer"]["statusCode"] == 200
+    got = call(
+        "memory_get",
+        "GET",
+        f"/memory/{name['id']}",
+        path_params={"id": name["id"]},
+        route="/memory/{id}",
+        who=ALICE,
+    )["json"]
+    assert got == put["answer"]["json"]
+    assert name["id"] not in [m["id"] for m in second["nuggets"]]
+    (proposal,) = second["proposed"]
+    assert proposal["memory_id"] == name["id"] and proposal["base_version"] == got["version"]
+    assert "Alicia" in proposal["proposed"]["content"]
 
 
 def test_a_delete_landing_between_an_ingests_read_and_write_stays_deleted(

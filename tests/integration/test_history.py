@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.lambdas import ALICE, agent
 from tests.conftest import Call
+from tests.integration.test_review import review_off
 
 NAME = {
     "category": "identity",
@@ -48,8 +49,10 @@ def ingest(call: Call, text: str) -> dict[str, Any]:
     return call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE)
 
 
-def test_every_write_is_a_new_version_and_keeps_the_one_it_replaced(call: Call) -> None:
-    # Given a memory created, updated by key, changed with PUT and verified
+def test_every_write_is_a_new_version_and_keeps_the_one_it_replaced(call: Call, aws: Any) -> None:
+    # Given a mind where agents write as in the second release (no review: test_review.py has it)
+    review_off(aws)
+    # And a memory created, updated by key, changed with PUT and verified
     first = create(call, NAME)["json"]
     mem_id = first["id"]
     second = create(call, {**NAME, "content": "Michael Schaefer"}, who=agent())["json"]
@@ -99,8 +102,13 @@ def test_every_write_is_a_new_version_and_keeps_the_one_it_replaced(call: Call) 
     }
 
 
-def test_an_ingest_that_changes_what_a_user_said_keeps_it_and_the_user_restores_it(call: Call) -> None:
-    # Given the user's own name, critical and verified
+def test_an_ingest_that_changes_what_a_user_said_keeps_it_and_the_user_restores_it(
+    call: Call, aws: Any
+) -> None:
+    # Given a mind that does not review agents' changes (with review, the ingest proposes instead:
+    # test_review.py)
+    review_off(aws)
+    # And the user's own name, critical and verified
     mine = create(call, NAME)["json"]
     # When a chat turn is extracted to the same key
     answer = ingest(call, "ผมชื่อสมชาย")

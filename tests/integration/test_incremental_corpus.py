@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from synapse.core.models.base import Category, utcnow
 from synapse.core.models.memory import MemoryIn, MemoryPatch, RestoreIn
 from synapse.core.models.minds import MindIn
+from synapse.core.models.review import Proposal
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.search import cache, scoring
 from synapse.search.corpus import Corpus, build
@@ -35,6 +36,12 @@ DIM = 16
 MODEL_KEY = f"{MODEL}/{DIM}"
 WORDS = ["coffee", "tea", "Bangkok", "Berlin", "ข้าวซอย", "เชียงใหม่", "nurse", "python", "dark", "theme"]
 PROBES = ["coffee Berlin", "ข้าวซอย เชียงใหม่", "dark theme python", "nurse"]
+
+
+def mem_id_of(result: memories.Written) -> str:
+    """The id a person's write stored (a person's write is never held for review)."""
+    assert not isinstance(result, Proposal)
+    return result[0].id
 
 
 def fake_vector(_: str, text: str) -> codec.Vector:
@@ -121,11 +128,13 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
     containers = [cache.CorpusCache(10_000), cache.CorpusCache(10_000)]
     ids: dict[tuple[str, int], str] = {}
     # every mind starts with a memory: a mind never written has no version yet (a full read)
-    ids[(people[0].mind_id, 0)] = memories.put(
-        people[0],
-        minds.resolve(people[0]),
-        MemoryIn(category=Category.fact, key="k0", content="coffee in Berlin"),
-    )[0].id
+    ids[(people[0].mind_id, 0)] = mem_id_of(
+        memories.put(
+            people[0],
+            minds.resolve(people[0]),
+            MemoryIn(category=Category.fact, key="k0", content="coffee in Berlin"),
+        )
+    )
     caught_up = 0
     for kind, n, words in ops:
         who = people[-1]
@@ -135,12 +144,12 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
             body = MemoryIn(
                 category=Category.fact, key=f"k{n}", content=text(words), tags=[WORDS[n % 10].lower()]
             )
-            ids[key] = memories.put(who, minds.resolve(who), body)[0].id
+            ids[key] = mem_id_of(memories.put(who, minds.resolve(who), body))
         elif kind == "mind" and len(people) == 1:
             made = minds.create(people[0], MindIn(name=f"mind {n}"))
             people.append(people[0].in_mind(made.mind_id))
             first = MemoryIn(category=Category.note, key="k0", content="ข้าวซอย เชียงใหม่")
-            ids[(made.mind_id, 0)] = memories.put(people[-1], minds.resolve(people[-1]), first)[0].id
+            ids[(made.mind_id, 0)] = mem_id_of(memories.put(people[-1], minds.resolve(people[-1]), first))
         elif kind == "recall":
             space = minds.resolve(who).space
             monkeypatch.setattr(cache, "CACHE", containers[n])
@@ -155,7 +164,7 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
                 if kind == "edit":
                     memories.update(who, mind, mem_id, MemoryPatch(content=text(words), priority="high"))
                 elif kind == "delete":
-                    memories.delete(mind, mem_id)
+                    memories.delete(who, mind, mem_id)
                     del ids[key]
                 elif kind == "verify":
                     memories.verify(who, mind, mem_id)
@@ -194,7 +203,7 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     # And when it is further behind than the version item tells, it reads the log's entries
     for i in range(5):
         memories.put(who, mind, MemoryIn(category=Category.fact, key=f"new{i}", content=f"new fact {i}"))
-    memories.delete(mind, after.columns.ids[0])
+    memories.delete(who, mind, after.columns.ids[0])
     calls.clear()
     again = cache.load(space, MODEL_KEY)
     assert again is before and len(again) == 40 + 5 - 1

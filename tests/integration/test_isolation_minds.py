@@ -31,6 +31,7 @@ class Mind:
     name: str
     key: dict[str, str] = field(default_factory=dict)  # the Mind Key's authorizer context
     memories: dict[str, str] = field(default_factory=dict)  # id → content
+    verified: set[str] = field(default_factory=set)  # ids a person wrote last (an agent only proposes)
 
 
 def _mind_key(call: Call, uid: str, mind_id: str) -> dict[str, str]:
@@ -99,10 +100,18 @@ def run_isolation(call: Call) -> None:
             }
             answer = call("memory_create", "POST", "/memory", body=body, who=who, headers=headers)
             self.check_clean(mind, answer)
+            if answer["statusCode"] == 202:  # an agent's change of a verified memory (Review)
+                assert through_key and answer["json"]["proposal"]["memory_id"] in mind.verified
+                return
             assert answer["json"]["mind_id"] == mind.mind_id
             old = [m for m, c in mind.memories.items() if m == answer["json"]["id"]]
             assert answer["statusCode"] == (200 if old else 201)
+            assert not (through_key and answer["json"]["id"] in mind.verified)
             mind.memories[answer["json"]["id"]] = body["content"]
+            if through_key:
+                mind.verified.discard(answer["json"]["id"])
+            else:
+                mind.verified.add(answer["json"]["id"])
 
         @precondition(lambda self: any(m.memories for m in self.minds))
         @rule(i=st.integers(0, 3), through_key=st.booleans(), data=st.data())
@@ -139,9 +148,12 @@ def run_isolation(call: Call) -> None:
                 headers=headers,
             )
             self.check_clean(mind, answer, allow=mem_id)
-            if self.minds[j] is mind:
+            if self.minds[j] is mind and through_key and mem_id in mind.verified:
+                assert answer["statusCode"] == 202  # a proposal: the verified memory stays
+            elif self.minds[j] is mind:
                 assert answer["statusCode"] == 204
                 del mind.memories[mem_id]
+                mind.verified.discard(mem_id)
             else:
                 assert answer["statusCode"] == 404
 

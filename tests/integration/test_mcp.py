@@ -108,13 +108,19 @@ def test_tools_act_like_their_routes(call: Call) -> None:
         who=ALICE,
     )
     assert got["json"] == memory and memory["source"] == "user" and memory["verified"] is True
-    # an agent's remember of the same key: an update, unverified, the human's version kept in the history
+    # an agent's remember of the same key: the human's memory is verified, so it is a proposal that
+    # awaits her; once she accepts it, the memory is updated and her version kept in the history
     again = tool(
         call, "remember", {"category": "identity", "key": "user_name", "content": "Somchai"}, who=agent()
     )
-    assert (
-        again["structuredContent"]["id"] == memory["id"] and again["structuredContent"]["verified"] is False
-    )
+    proposal = again["structuredContent"]["proposal"]
+    assert proposal["memory_id"] == memory["id"] and "awaits a person" in text(again)
+    accepted = call(
+        "proposal_accept", "POST", f"/memory/proposals/{proposal['proposal_id']}/accept",
+        route="/memory/proposals/{proposalId}/accept",
+        path_params={"proposalId": proposal["proposal_id"]}, who=ALICE,
+    )  # fmt: skip
+    assert accepted["json"]["content"] == "Somchai" and accepted["json"]["verified"] is True
     history = call(
         "memory_history", "GET", f"/memory/{memory['id']}/history", route="/memory/{id}/history",
         path_params={"id": memory["id"]}, who=ALICE,

@@ -177,7 +177,9 @@ def test_a_test_can_replace_the_mind_a_route_acts_in(aws: Any) -> None:
 
     elsewhere = Mind(Space("alice", "m_bbbbbbbbbbbb"))
     who = Principal("alice", "user", frozenset(ALL_SCOPES))
-    stored, _ = memories.put(who, elsewhere, MemoryIn(category=Category.fact, key="k", content="Oslo"))
+    written = memories.put(who, elsewhere, MemoryIn(category=Category.fact, key="k", content="Oslo"))
+    assert isinstance(written, tuple)  # (a person's write is never held for review)
+    stored = written[0]
     # And the history route, with its mind dependency replaced (Powertools' dependency_overrides)
     function = load_function("memory_history")
     # (Powertools calls the replacement with what the original depends on: here, the caller)

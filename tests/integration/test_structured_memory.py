@@ -9,6 +9,7 @@ import pytest
 
 from harness.lambdas import ALICE, LambdaContext, agent, http_event, load_function, user
 from tests.conftest import TABLE, Call
+from tests.integration.test_review import review_off
 
 MEMORY = {
     "category": "project",
@@ -71,8 +72,11 @@ def test_same_key_in_another_category_is_another_memory(call: Call) -> None:
     assert b["statusCode"] == 201 and b["json"]["id"] != a["id"]
 
 
-def test_an_agent_writes_unverified_with_lower_confidence_and_resets_verified(call: Call) -> None:
-    # Given a memory a human wrote (verified)
+def test_an_agent_writes_unverified_with_lower_confidence_and_resets_verified(call: Call, aws: Any) -> None:
+    # Given a mind that lets agents change verified memories (review_agent_changes false; with review
+    # on, the agent's update is a proposal: test_review.py)
+    review_off(aws)
+    # And a memory a human wrote (verified)
     mine = create(call, MEMORY)["json"]
     assert mine["verified"] is True
     # When an agent of alice updates it
@@ -128,8 +132,10 @@ def test_put_changes_fields_but_never_category_or_key(call: Call) -> None:
     assert refused["statusCode"] == 422 and refused["json"]["error"]["details"][0]["loc"] == ["body", "key"]
     assert put({"category": "note"})["statusCode"] == 422
     assert put({"category": "project", "content": "same category is fine"})["statusCode"] == 200
-    by_agent = put({"content": "agent edit"}, who=agent())["json"]
-    assert (by_agent["verified"], by_agent["source"]) == (False, "agent")
+    # an agent's edit of the (verified) memory is a proposal (Review), the memory unchanged
+    by_agent = put({"content": "agent edit"}, who=agent())
+    assert by_agent["statusCode"] == 202 and by_agent["json"]["proposal"]["memory_id"] == mem["id"]
+    assert by_id(call, mem["id"])["json"]["content"] == "same category is fine"
     missing = call(
         "memory_update",
         "PUT",

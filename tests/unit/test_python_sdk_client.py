@@ -839,3 +839,82 @@ def test_the_package_builds_into_a_wheel_that_imports_with_only_httpx_and_pydant
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.split() == [synapse_memory.__version__, "http://127.0.0.1:1"]
+
+
+# --- review (third release) ------------------------------------------------------------------------
+
+PROPOSAL = {
+    "proposal_id": "0192a3b4c5d6e7f80a1b",
+    "memory_id": MEMORY["id"],
+    "kind": "update",
+    "base_version": 1,
+    "proposed": {"content": "Lives in Bangkok", "tags": [], "priority": "normal", "confidence": 0.7},
+    "source": "agent",
+    "key_id": "k1",
+    "session_id": None,
+    "created_at": NOW,
+    "category": "fact",
+    "key": "home_city",
+}
+
+
+def test_an_agents_write_of_a_verified_memory_answers_the_proposal() -> None:
+    from synapse_memory import Proposal
+
+    script = Script(httpx.Response(202, json={"proposal": PROPOSAL}))
+    with client(script) as mem:
+        stored = mem.store("fact", "home_city", "Lives in Bangkok")
+        updated = mem.update(MEMORY["id"], content="Lives in Bangkok")
+        restored = mem.restore(MEMORY["id"], 1)
+        deleted = mem.delete(MEMORY["id"])
+    for answer in (stored, updated, restored, deleted):
+        assert isinstance(answer, Proposal) and answer.proposal_id == PROPOSAL["proposal_id"]
+    # and the plain answers stay what they were
+    script = Script(httpx.Response(200, json=MEMORY), httpx.Response(204))
+    with client(script) as mem:
+        assert mem.store("fact", "home_city", "x").id == MEMORY["id"]  # type: ignore[union-attr]
+        assert mem.delete(MEMORY["id"]) is None
+
+
+def test_proposals_accept_decline_and_consolidate_send_the_contracts_requests() -> None:
+    script = Script(
+        httpx.Response(200, json={"proposals": [PROPOSAL], "next_cursor": None}),
+        httpx.Response(200, json={**MEMORY, "content": "Lives in Bangkok", "version": 2}),
+        httpx.Response(204),
+        httpx.Response(204),
+        httpx.Response(200, json={"consolidated": 3, "merged": 1, "created": ["x"]}),
+    )
+    with client(script, mind_id="m_aaaaaaaaaaaa") as mem:
+        page = mem.proposals(limit=10)
+        accepted = mem.accept(page.proposals[0].proposal_id, content="Lives in Bangkok", tags=["home"])
+        gone = mem.accept("0192a3b4c5d6e7f80a1c")
+        mem.decline("0192a3b4c5d6e7f80a1d")
+        done = mem.consolidate("m_aaaaaaaaaaaa")
+    assert accepted is not None and accepted.version == 2 and gone is None
+    assert (done.consolidated, done.merged) == (3, 1)
+    sent = [(r.method, r.url.path, r.headers.get("x-mind-id")) for r in script.requests]
+    assert sent == [
+        ("GET", "/memory/proposals", "m_aaaaaaaaaaaa"),
+        ("POST", f"/memory/proposals/{PROPOSAL['proposal_id']}/accept", "m_aaaaaaaaaaaa"),
+        ("POST", "/memory/proposals/0192a3b4c5d6e7f80a1c/accept", "m_aaaaaaaaaaaa"),
+        ("POST", "/memory/proposals/0192a3b4c5d6e7f80a1d/decline", "m_aaaaaaaaaaaa"),
+        ("POST", "/minds/m_aaaaaaaaaaaa/consolidate", None),
+    ]
+    assert script.body(1) == {"content": "Lives in Bangkok", "tags": ["home"]}
+    assert script.requests[2].content == b""  # no edits: no body
+
+
+def test_mind_settings_and_superseded_listing() -> None:
+    mind = {"mind_id": "default", "name": "alice", "description": None, "created_at": NOW}
+    script = Script(
+        httpx.Response(200, json={**mind, "timezone": "Asia/Bangkok", "review_agent_changes": False}),
+        httpx.Response(200, json={"memories": [{**MEMORY, "superseded_by": "x"}], "next_cursor": None}),
+    )
+    with client(script) as mem:
+        updated = mem.update_mind("default", timezone="Asia/Bangkok", review_agent_changes=False)
+        page = mem.list(include_superseded=True)
+    assert (updated.timezone, updated.review_agent_changes) == ("Asia/Bangkok", False)
+    assert page.memories[0].superseded_by == "x"
+    assert script.body(0) == {"timezone": "Asia/Bangkok", "review_agent_changes": False}
+    assert (script.requests[0].method, script.requests[0].url.path) == ("PATCH", "/minds/default")
+    assert script.requests[1].url.params["include"] == "superseded"

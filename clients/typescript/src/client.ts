@@ -1,9 +1,11 @@
 import { errorFromResponse, SynapseError } from "./errors.ts";
 import type {
+  AcceptIn,
   AnswerOf,
   BatchIn,
   BatchOut,
   BodyOf,
+  Consolidated,
   ContextIn,
   ImportIn,
   ImportOut,
@@ -11,6 +13,8 @@ import type {
   Memory,
   MemoryIn,
   MemoryPatch,
+  ProposalAnswer,
+  ProposalList,
   QueryOf,
   RecallIn,
 } from "./types.ts";
@@ -141,8 +145,11 @@ export class Synapse {
   // ------------------------------------------------------------------ structured memory
 
   readonly memories = {
-    /** Create, or update by (category, key): the memory as stored. */
-    create: (body: MemoryIn, o?: CallOptions): Promise<Memory> =>
+    /**
+     * Create, or update by (category, key): the memory as stored, or (an agent's change of a memory
+     * a person verified) `{proposal}`, which awaits the person: tell them apart with `isProposal`.
+     */
+    create: (body: MemoryIn, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call<Memory>({ method: "POST", path: "/memory", body }, o),
     /**
      * Up to 100 memories in one call, each answered in `results` (in order) as `create` would answer
@@ -180,9 +187,11 @@ export class Synapse {
         query: { as_of: o?.asOf } satisfies QueryOf<"/memory/{id}", "get">,
         retry: true,
       }, o),
-    update: (id: string, patch: MemoryPatch, o?: CallOptions): Promise<Memory> =>
+    /** The memory, or `{proposal}` for an agent's change of a verified memory (see `create`). */
+    update: (id: string, patch: MemoryPatch, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call({ method: "PUT", path: `/memory/${segment(id)}`, body: patch, retry: true }, o),
-    delete: (id: string, o?: CallOptions): Promise<void> =>
+    /** Nothing (deleted), or `{proposal}` for an agent's deletion of a verified memory. */
+    delete: (id: string, o?: CallOptions): Promise<ProposalAnswer | undefined> =>
       this.#call({ method: "DELETE", path: `/memory/${segment(id)}`, retry: true }, o),
     /** Mark verified (users only: an agent gets 403). */
     verify: (id: string, o?: CallOptions): Promise<Memory> =>
@@ -219,12 +228,39 @@ export class Synapse {
     ): Promise<AnswerOf<"/memory/timeline", "get">> =>
       this.#call({ method: "GET", path: "/memory/timeline", query, retry: true }, o),
     /** Make an old version current again (as a new version). */
-    restore: (id: string, version: number, o?: CallOptions): Promise<Memory> =>
+    restore: (id: string, version: number, o?: CallOptions): Promise<Memory | ProposalAnswer> =>
       this.#call({
         method: "POST",
         path: `/memory/${segment(id)}/restore`,
         body: { version } satisfies BodyOf<"/memory/{id}/restore", "post">,
       }, o),
+  };
+
+  // ------------------------------------------------------------------ review (users only)
+
+  readonly proposals = {
+    /** The mind's pending proposals, newest first. */
+    list: (
+      query: { limit?: number; cursor?: string } = {},
+      o?: CallOptions,
+    ): Promise<ProposalList> =>
+      this.#call({ method: "GET", path: "/memory/proposals", query, retry: true }, o),
+    /**
+     * A person's yes, with optional edits: the memory (a new version, `change: accepted`), or
+     * undefined for an accepted deletion. 409 `conflict` when the memory changed since.
+     */
+    accept: (id: string, edits?: AcceptIn, o?: CallOptions): Promise<Memory | undefined> =>
+      this.#call({
+        method: "POST",
+        path: `/memory/proposals/${segment(id)}/accept`,
+        body: edits,
+      }, o),
+    /** A person's no: the proposal is gone, the memory unchanged. */
+    decline: (id: string, o?: CallOptions): Promise<void> =>
+      this.#call(
+        { method: "POST", path: `/memory/proposals/${segment(id)}/decline`, retry: true },
+        o,
+      ),
   };
 
   /** Plain-text recall for an LLM's context (GET /memory/recall), critical first. */
@@ -327,6 +363,9 @@ export class Synapse {
       this.#call({ method: "PATCH", path: `/minds/${segment(mindId)}`, body, retry: true }, o),
     delete: (mindId: string, o?: CallOptions): Promise<void> =>
       this.#call({ method: "DELETE", path: `/minds/${segment(mindId)}`, retry: true }, o),
+    /** Merge duplicates and summarize old low-priority memories (no model call). */
+    consolidate: (mindId = "default", o?: CallOptions): Promise<Consolidated> =>
+      this.#call({ method: "POST", path: `/minds/${segment(mindId)}/consolidate` }, o),
   };
 
   readonly keys = {

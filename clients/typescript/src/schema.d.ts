@@ -314,6 +314,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List pending proposals, newest first (users only) */
+        get: operations["list_proposals_memory_proposals_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/recall": {
         parameters: {
             query?: never;
@@ -437,6 +454,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/minds/{mindId}/consolidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Consolidate a mind's unverified memories (users only) */
+        post: operations["consolidate_mind_minds__mindId__consolidate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/minds": {
         parameters: {
             query?: never;
@@ -474,6 +508,40 @@ export interface paths {
          * @description Any of `name`, `description`, `timezone` (an IANA name such as `Asia/Bangkok`; relative dates and periods of this mind are read in it; default `UTC`) and `review_agent_changes` (default true). Only the fields sent change; `description: null` clears it, `timezone: null` and `review_agent_changes: null` restore the defaults. The default mind (`default`) is patchable too, except its name, which is the userId. Answers the mind.
          */
         patch: operations["update_minds__mindId__patch"];
+        trace?: never;
+    };
+    "/memory/proposals/{proposalId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept a proposal, with optional edits (users only) */
+        post: operations["accept_memory_proposals__proposalId__accept_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/memory/proposals/{proposalId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline a proposal (users only) */
+        post: operations["decline_memory_proposals__proposalId__decline_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/providers/{provider}": {
@@ -711,7 +779,7 @@ export interface components {
          * @description What made a version of a memory.
          * @enum {string}
          */
-        Change: "created" | "updated" | "verified" | "restored";
+        Change: "created" | "updated" | "verified" | "restored" | "accepted" | "superseded" | "consolidated";
         /**
          * ExportOut
          * @description Everything stored for a user (vectors left out; keys and provider keys as hints only).
@@ -784,6 +852,8 @@ export interface components {
             mind_id?: string;
             /** Valid At */
             valid_at?: string | null;
+            /** Superseded By */
+            superseded_by?: string | null;
         };
         /**
          * MemoryVersion
@@ -1034,6 +1104,68 @@ export interface components {
             /** Valid At */
             valid_at?: (string) | null;
         };
+        /** Proposal */
+        Proposal: {
+            /** Proposal Id */
+            proposal_id: string;
+            /**
+             * Memory Id
+             * @description The verified memory the proposal would change, delete or supersede
+             */
+            memory_id: string;
+            kind: components["schemas"]["ProposalKind"];
+            /**
+             * Base Version
+             * @description The memory's version the agent saw; accepting needs it current
+             */
+            base_version: number;
+            /** @description null for a delete */
+            proposed: components["schemas"]["Proposed"] | null;
+            /**
+             * Source
+             * @default agent
+             */
+            source?: string;
+            /** Key Id */
+            key_id?: string | null;
+            /** Session Id */
+            session_id?: string | null;
+            /** Created At */
+            created_at: string;
+            category: components["schemas"]["Category"];
+            /** Key */
+            key: string;
+        };
+        /**
+         * ProposalAnswer
+         * @description 202: the write became a proposal; the verified memory is unchanged.
+         */
+        ProposalAnswer: {
+            proposal: components["schemas"]["Proposal"];
+        };
+        /**
+         * ProposalKind
+         * @enum {string}
+         */
+        ProposalKind: "update" | "delete" | "supersede";
+        /**
+         * Proposed
+         * @description What the agent would have written (an update, or the memory that would supersede).
+         */
+        Proposed: {
+            /** Content */
+            content: string;
+            /** Tags */
+            tags?: string[];
+            /** @default normal */
+            priority?: components["schemas"]["Priority"];
+            /** Confidence */
+            confidence: number;
+            /** Expires At */
+            expires_at?: string | null;
+            /** Valid At */
+            valid_at?: string | null;
+        };
         /** Memories */
         Memories: {
             /** Memories */
@@ -1133,6 +1265,15 @@ export interface components {
             nuggets: components["schemas"]["Memory"][];
             /** Overwrote User */
             overwrote_user?: string[];
+            /** Proposed */
+            proposed?: components["schemas"]["Proposal"][];
+        };
+        /** ProposalList */
+        ProposalList: {
+            /** Proposals */
+            proposals: components["schemas"]["Proposal"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
         };
         /** RecallIn */
         RecallIn: {
@@ -1221,6 +1362,8 @@ export interface components {
             mind_id?: string;
             /** Valid At */
             valid_at?: string | null;
+            /** Superseded By */
+            superseded_by?: string | null;
             /** Score */
             score: number;
         };
@@ -1293,6 +1436,27 @@ export interface components {
             /** Key */
             key?: string | null;
         };
+        /**
+         * Consolidated
+         * @description POST /minds/{mindId}/consolidate.
+         */
+        Consolidated: {
+            /**
+             * Consolidated
+             * @description Memories summarized into a category's summary memory
+             */
+            consolidated: number;
+            /**
+             * Merged
+             * @description Duplicates merged into the newer one
+             */
+            merged: number;
+            /**
+             * Created
+             * @description The ids of the summary memories written
+             */
+            created: string[];
+        };
         /** MindIn */
         MindIn: {
             /** Name */
@@ -1351,6 +1515,23 @@ export interface components {
             timezone?: string | null;
             /** Review Agent Changes */
             review_agent_changes?: boolean | null;
+        };
+        /**
+         * AcceptIn
+         * @description POST /memory/proposals/{proposalId}/accept: optional edits of the proposed memory.
+         */
+        AcceptIn: {
+            /** Content */
+            content?: string | null;
+            /** Tags */
+            tags?: string[] | null;
+            priority?: components["schemas"]["Priority"] | null;
+            /** Confidence */
+            confidence?: number | null;
+            /** Expires At */
+            expires_at?: string | null;
+            /** Valid At */
+            valid_at?: (string) | null;
         };
         /**
          * Provider
@@ -2380,6 +2561,8 @@ export interface operations {
                 limit?: number;
                 cursor?: string | null;
                 as_of?: string | null;
+                /** @description `superseded`: list superseded memories too (hidden otherwise, like expired ones) */
+                include?: "superseded" | null;
             };
             header?: {
                 /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
@@ -2500,6 +2683,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description An agent's change of a verified memory: a proposal awaits a person */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalAnswer"];
                 };
             };
             /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
@@ -2710,6 +2902,15 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
+            /** @description An agent's change of a verified memory: a proposal awaits a person */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalAnswer"];
+                };
+            };
             /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
             400: {
                 headers: {
@@ -2811,6 +3012,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description An agent's deletion of a verified memory: a proposal awaits a person */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalAnswer"];
+                };
+            };
             /** @description Deleted */
             204: {
                 headers: {
@@ -3381,6 +3591,99 @@ export interface operations {
             };
         };
     };
+    list_proposals_memory_proposals_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalList"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     recall_text_memory_recall_get: {
         parameters: {
             query?: {
@@ -3612,6 +3915,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description An agent's restore of a verified memory: a proposal awaits a person */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalAnswer"];
                 };
             };
             /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
@@ -4177,6 +4489,86 @@ export interface operations {
             };
         };
     };
+    consolidate_mind_minds__mindId__consolidate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mindId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Consolidated"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     list_minds_minds_get: {
         parameters: {
             query?: never;
@@ -4522,6 +4914,217 @@ export interface operations {
             };
             /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    accept_memory_proposals__proposalId__accept_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path: {
+                proposalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AcceptIn"] | null;
+            };
+        };
+        responses: {
+            /** @description The memory, a new version (change: accepted, verified) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description The proposed deletion is done */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no pending proposal with that id; or no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: the memory changed since the proposal was made (base_version is not its version) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    decline_memory_proposals__proposalId__decline_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path: {
+                proposalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declined */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no pending proposal with that id; or no mind of the caller's has the X-Mind-Id given */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -52,6 +52,21 @@ export type Deleted = Schemas["Deleted"];
 export type Health = Schemas["Health"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
 export type ErrorDetail = Schemas["ErrorDetail"];
+// Review (third release)
+export type Proposal = Schemas["Proposal"];
+export type Proposed = Schemas["Proposed"];
+export type ProposalAnswer = Schemas["ProposalAnswer"];
+export type ProposalList = Schemas["ProposalList"];
+export type AcceptIn = Schemas["AcceptIn"];
+export type Consolidated = Schemas["Consolidated"];
+
+/** Mind settings (PATCH /minds/{mindId}): name, description, timezone, review_agent_changes. */
+export type MindSettings = BodyOf<"/minds/{mindId}", "patch">;
+
+/** Whether a write's answer is a proposal (202: an agent's change of a verified memory awaits a person). */
+export function isProposal(answer: unknown): answer is ProposalAnswer {
+  return typeof answer === "object" && answer !== null && "proposal" in answer;
+}
 
 /** A path of the API and one of its methods. */
 export type Path = keyof paths;

@@ -391,10 +391,15 @@ function show(view) {
       tab.setAttribute("aria-current", "page");
     } else tab.removeAttribute("aria-current");
   }
-  for (const name of ["memories", "history", "sessions", "keys", "settings"]) $(`view-${name}`).hidden = name !== view;
+  for (const name of ["memories", "history", "review", "sessions", "keys", "settings", "providers"]) {
+    $(`view-${name}`).hidden = name !== view;
+  }
   clearNotice();
   act(null, loadIdentity);
+  act(null, loadReviewCount);
   if (view === "memories") act(null, reloadMemories);
+  if (view === "review") act(null, loadProposals);
+  if (view === "providers") act(null, loadProviders);
   if (view === "sessions") act(null, loadSessions);
   if (view === "keys") act(null, loadKeys);
   if (view === "settings") act(null, loadSettings);
@@ -410,11 +415,13 @@ function filters() {
     source: form.source.value,
     verified: form.verified.value,
     unverifiedFirst: form.unverified_first.checked,
+    superseded: form.superseded.checked,
   };
 }
 
 function stages(f) {
   const base = { category: f.category, tag: f.tag, source: f.source };
+  if (f.superseded) base.include = "superseded";
   if (f.verified) return [{ ...base, verified: f.verified }];
   // unverified first: every unverified memory, then the verified ones, each paged by the API
   if (f.unverifiedFirst) return [{ ...base, verified: "false" }, { ...base, verified: "true" }];
@@ -491,7 +498,7 @@ function sourceBadge(m) {
 
 function memoryCard(m) {
   const card = el("li", {
-    class: `memory${m.verified ? "" : " unverified"}`,
+    class: `memory${m.verified ? "" : " unverified"}${m.superseded_by ? " superseded" : ""}`,
     dataset: { id: m.id, key: m.key, category: m.category },
   });
   const head = el(
@@ -502,13 +509,33 @@ function memoryCard(m) {
     el("span", { class: `badge p-${m.priority}`, text: m.priority }),
     el("span", { class: "badge", text: m.source }),
     sourceBadge(m),
+    m.superseded_by
+      ? el("span", { class: "badge superseded", text: "superseded", title: `Replaced by memory ${m.superseded_by}` })
+      : null,
   );
   const meta = [`v${m.version || 1}`, `updated ${when(m.updated_at)}`];
   if (m.expires_at) meta.push(`expires ${when(m.expires_at)}`);
   if (typeof m.score === "number") meta.push(`score ${m.score.toFixed(3)}`);
   if (typeof m.confidence === "number") meta.push(`confidence ${m.confidence}`);
   const actions = el("div", { class: "actions" });
-  if (!m.verified) {
+  if (m.superseded_by) {
+    actions.append(
+      el("button", {
+        type: "button",
+        class: "restore-superseded",
+        text: "Restore",
+        title: "Make it live again (hidden from recall while superseded)",
+        onclick: (e) =>
+          act(e.currentTarget, async () => {
+            const memory = await call("POST", `/memory/${encodeURIComponent(m.id)}/restore`, {
+              body: { version: m.version },
+            });
+            replaceCard(card, memory);
+            notify(`Restored “${memory.key}”: it is live again.`, [], true);
+          }),
+      }),
+    );
+  } else if (!m.verified) {
     actions.append(
       el("button", {
         type: "button",
@@ -715,6 +742,217 @@ function versionItem(m, v, current) {
     );
   }
   return el("li", { class: `version${current ? " current" : ""}`, dataset: { version: v.version } }, body);
+}
+
+// ---------------------------------------------------------------- review
+
+async function loadReviewCount() {
+  const data = await call("GET", "/memory/proposals", { query: { limit: 100 } });
+  const n = (data.proposals || []).length;
+  const badge = $("review-count");
+  badge.textContent = data.next_cursor ? "100+" : String(n);
+  badge.hidden = n === 0;
+  badge.setAttribute("aria-label", `${badge.textContent} pending`);
+}
+
+async function loadProposals() {
+  $("proposals").replaceChildren();
+  $("review-status").textContent = "Loading…";
+  const data = await call("GET", "/memory/proposals", { query: { limit: 100 } });
+  const proposals = data.proposals || [];
+  const current = new Map();
+  for (const id of new Set(proposals.map((p) => p.memory_id))) {
+    try {
+      current.set(id, await call("GET", `/memory/${encodeURIComponent(id)}`));
+    } catch (err) {
+      if (err.status !== 404) throw err;
+      current.set(id, null); // gone since: the proposal can only be declined
+    }
+  }
+  $("review-status").textContent = proposals.length
+    ? `${proposals.length} proposal${proposals.length === 1 ? "" : "s"} waiting, newest first.`
+    : "Nothing waits for you.";
+  $("proposals").replaceChildren(...proposals.map((p) => proposalItem(p, current.get(p.memory_id))));
+}
+
+// the words of `before` and `after`, each marked kept, removed or added (a longest common subsequence
+// of their words; Thai, written without spaces, falls back to characters)
+function wordDiff(before, after) {
+  const split = (s) => (/\s/.test(s) ? s.match(/\s+|[^\s]+/g) || [] : Array.from(s));
+  const a = split(before);
+  const b = split(after);
+  if (a.length * b.length > 250000) return [["del", before], ["ins", after]];
+  const dp = Array.from({ length: a.length + 1 }, () => new Uint16Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      dp[i][j] = a[i] === b[j] ? dp[i + 1][j + 1] + 1 : Math.max(dp[i + 1][j], dp[i][j + 1]);
+    }
+  }
+  const out = [];
+  const push = (op, text) => {
+    if (out.length && out[out.length - 1][0] === op) out[out.length - 1][1] += text;
+    else out.push([op, text]);
+  };
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      push("same", a[i]);
+      i++;
+      j++;
+    } else if (dp[i + 1][j] >= dp[i][j + 1]) push("del", a[i++]);
+    else push("ins", b[j++]);
+  }
+  while (i < a.length) push("del", a[i++]);
+  while (j < b.length) push("ins", b[j++]);
+  return out;
+}
+
+function diffView(before, after) {
+  return el(
+    "p",
+    { class: "content diff", dir: "auto" },
+    wordDiff(before, after).map(([op, text]) =>
+      op === "same" ? text : el(op === "del" ? "del" : "ins", { text }),
+    ),
+  );
+}
+
+function proposalItem(p, memory) {
+  const item = el("li", { class: "proposal", dataset: { proposalId: p.proposal_id, kind: p.kind } });
+  const by = p.session_id ? `an ingest of session ${p.session_id}` : p.key_id ? "an agent's key" : "an agent";
+  const what = { update: "wants to change", delete: "wants to delete", supersede: "wants to replace" }[p.kind];
+  item.append(
+    el(
+      "div",
+      { class: "head" },
+      el("span", { class: "badge", text: p.kind }),
+      el("span", { class: "key-name", text: memory ? `${memory.category}/${memory.key}` : p.memory_id }),
+      el("span", { class: "meta", text: `${by} ${what} it · ${when(p.created_at)}` }),
+    ),
+  );
+  const now = el(
+    "div",
+    { class: "side now" },
+    el("h3", { text: memory ? `Now (version ${memory.version}, verified)` : "Now: deleted meanwhile" }),
+    memory ? el("p", { class: "content", dir: "auto", text: memory.content }) : null,
+    memory ? tagList(memory.tags) : null,
+  );
+  const proposed = p.proposed;
+  const next = el(
+    "div",
+    { class: "side next" },
+    el("h3", {
+      text:
+        p.kind === "delete"
+          ? "Proposed: delete it"
+          : p.kind === "supersede"
+            ? `Proposed: replace it with ${p.category}/${p.key}`
+            : "Proposed",
+    }),
+  );
+  if (proposed) {
+    next.append(memory ? diffView(memory.content, proposed.content) : el("p", { class: "content", dir: "auto", text: proposed.content }));
+    next.append(tagList(proposed.tags));
+    const changes = [];
+    if (memory && proposed.priority !== memory.priority) changes.push(`priority ${memory.priority} → ${proposed.priority}`);
+    if (memory && JSON.stringify(proposed.tags || []) !== JSON.stringify(memory.tags || [])) changes.push("tags change");
+    if (changes.length) next.append(el("p", { class: "meta", text: changes.join(" · ") }));
+  }
+  item.append(el("div", { class: "sides" }, now, next));
+  const stale = memory && memory.version !== p.base_version;
+  if (stale) {
+    item.append(el("p", { class: "meta warn", text: `The memory changed since (it was version ${p.base_version}): this can only be declined.` }));
+  }
+  const decide = (verb, body) =>
+    act(null, async () => {
+      await call("POST", `/memory/proposals/${encodeURIComponent(p.proposal_id)}/${verb}`, { body });
+      notify(verb === "accept" ? "Accepted: the memory is changed, and yours (verified)." : "Declined: the memory stays as it was.", [], true);
+      await loadProposals();
+      await loadReviewCount();
+    });
+  const actions = el("div", { class: "actions" });
+  if (memory && !stale) {
+    actions.append(el("button", { type: "button", class: "accept", text: "Accept", onclick: () => decide("accept") }));
+    if (proposed) {
+      actions.append(
+        el("button", {
+          type: "button",
+          class: "quiet edit-accept",
+          text: "Edit and accept",
+          onclick: () => {
+            if (item.querySelector("form.edit")) return;
+            const form = el(
+              "form",
+              { class: "edit" },
+              el("label", { text: "Content" }, el("textarea", { name: "content", rows: 3, maxlength: 8000, required: true, dir: "auto" })),
+              el("div", { class: "actions" }, el("button", { type: "submit", class: "save", text: "Accept with these words" })),
+            );
+            form.content.value = proposed.content;
+            form.addEventListener("submit", (event) => {
+              event.preventDefault();
+              decide("accept", { content: form.content.value });
+            });
+            item.append(form);
+          },
+        }),
+      );
+    }
+  }
+  actions.append(el("button", { type: "button", class: "quiet decline", text: "Decline", onclick: () => decide("decline") }));
+  item.append(actions);
+  return item;
+}
+
+async function consolidate() {
+  const out = await call("POST", `/minds/${encodeURIComponent(state.mind)}/consolidate`);
+  notify(
+    `Consolidated “${mindName(state.mind)}”: ${out.consolidated} old memor${out.consolidated === 1 ? "y" : "ies"} summarized, ${out.merged} duplicate${out.merged === 1 ? "" : "s"} merged.`,
+    [],
+    true,
+  );
+  if (state.view === "memories") await reloadMemories();
+}
+
+// ---------------------------------------------------------------- providers
+
+async function loadProviders() {
+  const data = await call("GET", "/providers");
+  const providers = data.providers || [];
+  $("providers").replaceChildren(
+    ...(providers.length
+      ? providers.map((p) =>
+          el(
+            "li",
+            { class: "key provider", dataset: { provider: p.provider } },
+            el("div", { class: "head" }, el("strong", { text: p.provider }), el("code", { class: "hint", text: p.hint })),
+            el("p", { class: "meta", text: `set ${when(p.updated_at)}` }),
+            el(
+              "div",
+              { class: "actions" },
+              el("button", {
+                type: "button",
+                class: "quiet remove-provider",
+                text: "Remove",
+                onclick: (e) =>
+                  act(e.currentTarget, async () => {
+                    await call("DELETE", `/providers/${encodeURIComponent(p.provider)}`);
+                    notify(`Removed your ${p.provider} key: the service's own is used again.`, [], true);
+                    await loadProviders();
+                  }),
+              }),
+            ),
+          ),
+        )
+      : [el("li", { class: "status", text: "No key of your own: the service's Gemini key (or the offline rules) is used." })]),
+  );
+}
+
+async function saveProvider(form) {
+  const saved = await call("PUT", "/providers/gemini", { body: { api_key: form.api_key.value.trim() } });
+  form.reset();
+  notify(`Saved your Gemini key (${saved.hint}).`, [], true);
+  await loadProviders();
 }
 
 // ---------------------------------------------------------------- sessions
@@ -925,6 +1163,11 @@ function wire() {
   $("summaries-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(event.submitter, () => lookupSummaries($("session-id").value.trim()));
+  });
+  $("consolidate").addEventListener("click", (event) => act(event.currentTarget, consolidate));
+  $("provider-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(event.submitter, () => saveProvider(event.currentTarget));
   });
   $("key-form").addEventListener("submit", (event) => {
     event.preventDefault();

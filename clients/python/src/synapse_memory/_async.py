@@ -17,6 +17,7 @@ from synapse_memory.models import (
     ApiKey,
     ApiKeyCreated,
     Category,
+    Consolidated,
     ContextResult,
     Export,
     Health,
@@ -28,6 +29,8 @@ from synapse_memory.models import (
     Mind,
     MindCreated,
     Priority,
+    Proposal,
+    ProposalPage,
     Provider,
     RecallResult,
     Scope,
@@ -147,8 +150,10 @@ class AsyncSynapse:
         expires_at: datetime | str | None = None,
         valid_at: date | datetime | str | None = None,
         mind_id: str | None = None,
-    ) -> Memory:
-        """`POST /memory`: create, or update the memory with the same (category, key).
+    ) -> Memory | Proposal:
+        """`POST /memory`: create, or update the memory with the same (category, key). An agent's
+        change of a memory a person verified is not made: the answer is then the `Proposal` that
+        awaits the person (Review).
 
         `valid_at` is when what it says happens or became true: a datetime, or a `date` (00:00 of
         that day in the mind's timezone)."""
@@ -174,11 +179,14 @@ class AsyncSynapse:
         cursor: str | None = None,
         as_of: datetime | str | None = None,
         mind_id: str | None = None,
+        include_superseded: bool = False,
     ) -> MemoryPage:
         """`GET /memory`: one page (`.memories`, `.next_cursor`); `iter_memories()` walks them all.
-        With `as_of`, the memories as they were at that moment."""
+        With `as_of`, the memories as they were at that moment. `include_superseded`: superseded
+        memories too (hidden otherwise)."""
+        include = "superseded" if include_superseded else None
         return await self._run(
-            self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id, as_of)
+            self._routes.list_page(category, tag, source, verified, limit, cursor, mind_id, as_of, include)
         )
 
     async def iter_memories(
@@ -222,9 +230,10 @@ class AsyncSynapse:
         expires_at: datetime | str | Unset | None = UNSET,
         valid_at: date | datetime | str | Unset | None = UNSET,
         mind_id: str | None = None,
-    ) -> Memory:
+    ) -> Memory | Proposal:
         """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry,
-        `valid_at=None` the memory's time)."""
+        `valid_at=None` the memory's time). A `Proposal` when an agent's change of a verified memory
+        awaits a person."""
         fields: dict[str, Any] = {
             "content": content,
             "tags": tags,
@@ -249,8 +258,9 @@ class AsyncSynapse:
         first, one page (`.memories`, `.next_cursor`)."""
         return await self._run(self._routes.timeline(start, end, limit, cursor, mind_id))
 
-    async def delete(self, memory_id: str, *, mind_id: str | None = None) -> None:
-        """`DELETE /memory/{id}` (its history goes too)."""
+    async def delete(self, memory_id: str, *, mind_id: str | None = None) -> Proposal | None:
+        """`DELETE /memory/{id}` (its history goes too); a `Proposal` when an agent's deletion of a
+        verified memory awaits a person."""
         return await self._run(self._routes.delete(memory_id, mind_id))
 
     async def verify(self, memory_id: str, *, mind_id: str | None = None) -> Memory:
@@ -261,9 +271,48 @@ class AsyncSynapse:
         """`GET /memory/{id}/history`: the current version first, then older ones."""
         return await self._run(self._routes.history(memory_id, mind_id))
 
-    async def restore(self, memory_id: str, version: int, *, mind_id: str | None = None) -> Memory:
-        """`POST /memory/{id}/restore`: that version's content, as a new version."""
+    async def restore(self, memory_id: str, version: int, *, mind_id: str | None = None) -> Memory | Proposal:
+        """`POST /memory/{id}/restore`: that version's content, as a new version (a superseded memory
+        is live again); a `Proposal` for an agent's restore of a verified memory."""
         return await self._run(self._routes.restore(memory_id, version, mind_id))
+
+    # ------------------------------------------------------------------ review (users only)
+
+    async def proposals(
+        self, *, limit: int | None = None, cursor: str | None = None, mind_id: str | None = None
+    ) -> ProposalPage:
+        """`GET /memory/proposals`: the mind's pending proposals, newest first."""
+        return await self._run(self._routes.proposals(limit, cursor, mind_id))
+
+    async def accept(
+        self,
+        proposal_id: str,
+        *,
+        content: str | Unset = UNSET,
+        tags: Sequence[str] | Unset = UNSET,
+        priority: Priority | Unset = UNSET,
+        confidence: float | Unset = UNSET,
+        expires_at: datetime | str | Unset | None = UNSET,
+        valid_at: datetime | str | Unset | None = UNSET,
+        mind_id: str | None = None,
+    ) -> Memory | None:
+        """`POST /memory/proposals/{id}/accept`, with the edits given: the memory (a new version, the
+        person's, `change: accepted`), or None for an accepted deletion. `Conflict` when the memory
+        changed since the proposal was made."""
+        given = {
+            "content": content,
+            "tags": list(tags) if isinstance(tags, Sequence) and not isinstance(tags, str) else tags,
+            "priority": priority,
+            "confidence": confidence,
+            "expires_at": expires_at,
+            "valid_at": valid_at,
+        }
+        edits = {k: v for k, v in given.items() if v is not UNSET}
+        return await self._run(self._routes.accept(proposal_id, edits, mind_id))
+
+    async def decline(self, proposal_id: str, *, mind_id: str | None = None) -> None:
+        """`POST /memory/proposals/{id}/decline`: the proposal is gone, the memory unchanged."""
+        return await self._run(self._routes.decline(proposal_id, mind_id))
 
     async def by_tag(self, tag: str, *, mind_id: str | None = None) -> Memories:
         """`GET /memory/by-tag`: every live memory with the tag, priority first."""
@@ -409,6 +458,10 @@ class AsyncSynapse:
     async def minds(self) -> Minds:
         """`GET /minds`: every mind, `default` first, with its number of memories."""
         return await self._run(self._routes.minds())
+
+    async def consolidate(self, mind_id: str = "default") -> Consolidated:
+        """`POST /minds/{mindId}/consolidate`: duplicates merged, old low-priority memories summarized."""
+        return await self._run(self._routes.consolidate(mind_id))
 
     async def delete_mind(self, mind_id: str) -> None:
         """`DELETE /minds/{mindId}`: the mind, its memories, sessions, summaries and keys."""

@@ -27,6 +27,7 @@ from synapse_memory import errors
 from synapse_memory.models import (
     ApiKey,
     ApiKeyCreated,
+    Consolidated,
     ContextResult,
     Export,
     Health,
@@ -38,6 +39,8 @@ from synapse_memory.models import (
     Message,
     Mind,
     MindCreated,
+    Proposal,
+    ProposalPage,
     Provider,
     RecallResult,
     ScoredMemory,
@@ -196,6 +199,37 @@ def raw(response: httpx.Response) -> dict[str, Any]:
 
 def nothing(response: httpx.Response) -> None:
     return None
+
+
+def _proposal(response: httpx.Response) -> Proposal:
+    data = _json(response)
+    try:
+        return Proposal.model_validate(data["proposal"] if isinstance(data, dict) else data)
+    except (KeyError, pydantic.ValidationError) as exc:
+        if isinstance(exc, pydantic.ValidationError):
+            raise _bad_shape(response, exc) from None
+        raise errors.SynapseResponseError(
+            'The server\'s 202 answer has no "proposal".',
+            status=response.status_code,
+            method=response.request.method,
+            path=response.request.url.path,
+        ) from None
+
+
+def memory_or_proposal(response: httpx.Response) -> Memory | Proposal:
+    """A write's answer: the memory, or (202, Review) the proposal an agent's change of a verified
+    memory became."""
+    return _proposal(response) if response.status_code == 202 else model(Memory)(response)
+
+
+def gone_or_proposal(response: httpx.Response) -> Proposal | None:
+    """A deletion's answer: None (204), or (202, Review) the proposal it became."""
+    return _proposal(response) if response.status_code == 202 else None
+
+
+def memory_or_nothing(response: httpx.Response) -> Memory | None:
+    """Accepting a proposal: the memory (200), or None when a deletion was accepted (204)."""
+    return None if response.status_code == 204 else model(Memory)(response)
 
 
 def text(response: httpx.Response) -> str:
@@ -399,7 +433,7 @@ class Routes:
         expires_at: datetime | str | None,
         mind_id: str | None,
         valid_at: date | datetime | str | None = None,
-    ) -> Call[Memory]:
+    ) -> Call[Memory | Proposal]:
         body: dict[str, Any] = {"category": category, "key": key, "content": content}
         if tags is not None:
             body["tags"] = list(tags)
@@ -411,7 +445,7 @@ class Routes:
             body["expires_at"] = _timestamp(expires_at)
         if valid_at is not None:
             body["valid_at"] = _day_or_moment(valid_at)
-        return Call("POST", "/memory", model(Memory), body=body, headers=self._mind(mind_id))
+        return Call("POST", "/memory", memory_or_proposal, body=body, headers=self._mind(mind_id))
 
     def get(self, memory_id: str, mind_id: str | None, as_of: datetime | str | None = None) -> Call[Memory]:
         params = _query(as_of=_timestamp(as_of))
@@ -428,6 +462,7 @@ class Routes:
         cursor: str | None,
         mind_id: str | None,
         as_of: datetime | str | None = None,
+        include: str | None = None,
     ) -> Call[MemoryPage]:
         params = _query(
             category=category,
@@ -437,10 +472,11 @@ class Routes:
             limit=limit,
             cursor=cursor,
             as_of=_timestamp(as_of),
+            include=include,
         )
         return Call("GET", "/memory", model(MemoryPage), params=params, headers=self._mind(mind_id))
 
-    def update(self, memory_id: str, fields: dict[str, Any], mind_id: str | None) -> Call[Memory]:
+    def update(self, memory_id: str, fields: dict[str, Any], mind_id: str | None) -> Call[Memory | Proposal]:
         body: dict[str, Any] = {}
         for name, value in fields.items():
             if value is UNSET:
@@ -453,7 +489,11 @@ class Routes:
                 value = _day_or_moment(value)
             body[name] = value
         return Call(
-            "PUT", f"/memory/{_segment(memory_id)}", model(Memory), body=body, headers=self._mind(mind_id)
+            "PUT",
+            f"/memory/{_segment(memory_id)}",
+            memory_or_proposal,
+            body=body,
+            headers=self._mind(mind_id),
         )
 
     def timeline(
@@ -469,8 +509,8 @@ class Routes:
         )
         return Call("GET", "/memory/timeline", model(MemoryPage), params=params, headers=self._mind(mind_id))
 
-    def delete(self, memory_id: str, mind_id: str | None) -> Call[None]:
-        return Call("DELETE", f"/memory/{_segment(memory_id)}", nothing, headers=self._mind(mind_id))
+    def delete(self, memory_id: str, mind_id: str | None) -> Call[Proposal | None]:
+        return Call("DELETE", f"/memory/{_segment(memory_id)}", gone_or_proposal, headers=self._mind(mind_id))
 
     def verify(self, memory_id: str, mind_id: str | None) -> Call[Memory]:
         path = f"/memory/{_segment(memory_id)}/verify"
@@ -480,9 +520,25 @@ class Routes:
         path = f"/memory/{_segment(memory_id)}/history"
         return Call("GET", path, items(MemoryVersion, "versions"), headers=self._mind(mind_id))
 
-    def restore(self, memory_id: str, version: int, mind_id: str | None) -> Call[Memory]:
+    def restore(self, memory_id: str, version: int, mind_id: str | None) -> Call[Memory | Proposal]:
         path = f"/memory/{_segment(memory_id)}/restore"
-        return Call("POST", path, model(Memory), body={"version": version}, headers=self._mind(mind_id))
+        return Call("POST", path, memory_or_proposal, body={"version": version}, headers=self._mind(mind_id))
+
+    # --- review (users only)
+    def proposals(self, limit: int | None, cursor: str | None, mind_id: str | None) -> Call[ProposalPage]:
+        params = _query(limit=limit, cursor=cursor)
+        return Call(
+            "GET", "/memory/proposals", model(ProposalPage), params=params, headers=self._mind(mind_id)
+        )
+
+    def accept(self, proposal_id: str, edits: dict[str, Any], mind_id: str | None) -> Call[Memory | None]:
+        body = {k: (_timestamp(v) if k in ("expires_at", "valid_at") else v) for k, v in edits.items()}
+        path = f"/memory/proposals/{_segment(proposal_id)}/accept"
+        return Call("POST", path, memory_or_nothing, body=body or None, headers=self._mind(mind_id))
+
+    def decline(self, proposal_id: str, mind_id: str | None) -> Call[None]:
+        path = f"/memory/proposals/{_segment(proposal_id)}/decline"
+        return Call("POST", path, nothing, headers=self._mind(mind_id))
 
     def by_tag(self, tag: str, mind_id: str | None) -> Call[list[Memory]]:
         return Call(
@@ -645,6 +701,9 @@ class Routes:
 
     def delete_mind(self, mind_id: str) -> Call[None]:
         return Call("DELETE", f"/minds/{_segment(mind_id)}", nothing)
+
+    def consolidate(self, mind_id: str) -> Call[Consolidated]:
+        return Call("POST", f"/minds/{_segment(mind_id)}/consolidate", model(Consolidated))
 
     # --- keys, providers, privacy (user only)
     def create_key(self, name: str, scopes: Sequence[str], mind_id: str | None) -> Call[ApiKeyCreated]:

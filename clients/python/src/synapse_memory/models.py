@@ -15,6 +15,7 @@ __all__ = [
     "ApiKey",
     "ApiKeyCreated",
     "Category",
+    "Consolidated",
     "ContextResult",
     "Export",
     "Health",
@@ -27,6 +28,9 @@ __all__ = [
     "Mind",
     "MindCreated",
     "Priority",
+    "Proposal",
+    "ProposalPage",
+    "Proposed",
     "Provider",
     "RecallResult",
     "RecalledMemory",
@@ -70,6 +74,8 @@ class Memory(Answer):
     version: int = 1
     mind_id: str = "default"
     valid_at: datetime | None = None  # when what it says happens or became true (None: not known)
+    # Review: the memory that replaced this one (hidden from live views), or None
+    superseded_by: str | None = None
 
 
 class ScoredMemory(Memory):
@@ -147,6 +153,8 @@ class IngestResult(Answer):
     identity_updated: bool
     nuggets: list[Memory] = Field(default_factory=list)
     overwrote_user: list[str] = Field(default_factory=list)
+    # Review: nuggets that would have changed a verified memory wait here for a person
+    proposed: list[Proposal] = Field(default_factory=list)
 
 
 class SummaryResult(Answer):
@@ -181,8 +189,50 @@ class MindCreated(Answer):
     name: str
     description: str | None = None
     created_at: datetime
-    timezone: str = "UTC"  # an IANA name: where this mind's dates and periods are read
+    # settings (PATCH /minds/{mindId})
+    timezone: str = "UTC"
     review_agent_changes: bool = True
+
+
+class Proposed(Answer):
+    """What an agent would have written (a proposal's `proposed`)."""
+
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    priority: str = "normal"
+    confidence: float
+    expires_at: datetime | None = None
+    valid_at: datetime | None = None
+
+
+class Proposal(Answer):
+    """Review: an agent's change of a verified memory, waiting for a person (202 answers,
+    `GET /memory/proposals`)."""
+
+    proposal_id: str
+    memory_id: str
+    kind: str  # update | delete | supersede
+    base_version: int
+    proposed: Proposed | None = None
+    source: str = "agent"
+    key_id: str | None = None
+    session_id: str | None = None
+    created_at: datetime
+    category: str | None = None
+    key: str | None = None
+
+
+class ProposalPage(Answer):
+    proposals: list[Proposal]
+    next_cursor: str | None = None
+
+
+class Consolidated(Answer):
+    """`POST /minds/{mindId}/consolidate`."""
+
+    consolidated: int
+    merged: int
+    created: list[str] = Field(default_factory=list)
 
 
 class Mind(MindCreated):

@@ -697,9 +697,11 @@ class RuleExtractor:
         self,
         messages: Sequence[Message],
         existing: Sequence[ExistingKey] = (),
+        related: Sequence[ExistingKey] = (),
         *,
         timezone: str = DEFAULT_TIMEZONE,
     ) -> list[ExtractedNugget]:
+        # (`related` is for a model: the rules keep their stable keys and supersede nothing)
         tz = ZoneInfo(timezone)
         found: dict[tuple[Category, str], ExtractedNugget] = {}
         for message in messages:

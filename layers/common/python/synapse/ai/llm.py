@@ -39,8 +39,8 @@ from synapse.core.models.base import (
     Priority,
     Role,
 )
+from synapse.core.models.chat import SUPERSEDES_PATTERN, ExistingKey, ExtractedNugget
 from synapse.core.models.chat import ChatMessage as Message
-from synapse.core.models.chat import ExistingKey, ExtractedNugget
 
 if TYPE_CHECKING:
     from google import genai
@@ -67,12 +67,14 @@ class Extractor(Protocol):
         self,
         messages: Sequence[Message],
         existing: Sequence[ExistingKey],
+        related: Sequence[ExistingKey] = (),
         *,
         timezone: str = DEFAULT_TIMEZONE,
     ) -> list[ExtractedNugget]:
-        """Nuggets worth remembering from `messages`; transient chatter yields nothing. Relative dates
-        are read against each message's `created_at` in `timezone` (IANA); every nugget of a message
-        with a time has a `valid_at`."""
+        """Nuggets worth remembering from `messages`; transient chatter yields nothing. `related`:
+        the mind's memories most like what the messages say (a nugget may supersede one of them).
+        Relative dates are read against each message's `created_at` in `timezone` (IANA); every
+        nugget of a message with a time has a `valid_at`."""
         ...
 
 
@@ -104,6 +106,14 @@ class _NuggetOut(BaseModel):
         " offset when the message states the time of day; null when it is about no moment.",
     )
     message: int | None = Field(default=None, description="The [n] of the message it comes from.")
+    supersedes: str | None = Field(
+        default=None,
+        description=(
+            "category/key of an existing memory (from the related ones) that this fact replaces under "
+            "another key, e.g. identity/user_location when the user moved and this is identity/home_city; "
+            "null when it replaces none or reuses that memory's own key."
+        ),
+    )
 
 
 class ExtractionResult(BaseModel):
@@ -145,10 +155,17 @@ Rules:
 - is_identity is true for the few facts that describe who the user is and what they prefer
   (name, location, job, languages, main preferences).
 - priority: high for name and critical constraints, normal for most facts, low for passing context.
+- When a fact makes an existing memory under ANOTHER key no longer true (the user moved, changed
+  job, switched tools), set `supersedes` to that memory's category/key: the old one is then hidden.
+  Prefer reusing the old key instead when it names the same slot. Never supersede what is still true.
 - Return {{"nuggets": []}} when there is nothing worth remembering.
 {time}
 The user's existing memories (category/key: content):
-{existing}"""
+{existing}
+
+The user's memories most related to this conversation (category/key: content), which a new fact may
+update (same key) or supersede (another key):
+{related}"""
 
 _TIME_RULES = """
 Time (the user's timezone is {timezone}):
@@ -240,6 +257,13 @@ def _repair_nugget(
                 if tag not in clean:
                     clean.append(tag)
         data["tags"] = clean[:MAX_TAGS]
+    supersedes = data.get("supersedes")
+    if supersedes is not None and not (
+        isinstance(supersedes, str) and re.match(SUPERSEDES_PATTERN, supersedes.strip().lower())
+    ):
+        data["supersedes"] = None  # a reference the model garbled: the nugget stands on its own
+    elif isinstance(supersedes, str):
+        data["supersedes"] = supersedes.strip().lower()
     content = data.get("content")
     if isinstance(content, str):
         data["content"] = content.strip()[:MAX_CONTENT]
@@ -288,6 +312,7 @@ class GeminiExtractor(_GeminiBase):
         self,
         messages: Sequence[Message],
         existing: Sequence[ExistingKey] = (),
+        related: Sequence[ExistingKey] = (),
         *,
         timezone: str = DEFAULT_TIMEZONE,
     ) -> list[ExtractedNugget]:
@@ -303,6 +328,7 @@ class GeminiExtractor(_GeminiBase):
                 categories=_CATEGORIES_HELP,
                 existing=_format_existing(existing),
                 time=_TIME_RULES.format(timezone=timezone) if tz is not None else "",
+                related=_format_existing(related),
             ),
             response_mime_type="application/json",
             response_schema=ExtractionResult,

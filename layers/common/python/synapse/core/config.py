@@ -58,6 +58,7 @@ class Settings:
     max_minds: int = 50
     max_keys: int = 100
     max_webhooks: int = 10
+    consolidate_after_days: int = 30
 
 
 @per_container
@@ -91,4 +92,6 @@ def settings() -> Settings:
         max_minds=_int("MAX_MINDS", 50, 1, 10_000),
         max_keys=_int("MAX_KEYS", 100, 1, 100_000),
         max_webhooks=_int("MAX_WEBHOOKS", 10, 1, 10_000),
+        # Review: unverified low-priority memories not updated for this long are summarized
+        consolidate_after_days=_int("CONSOLIDATE_AFTER_DAYS", 30, 0, 3650),
     )

@@ -32,6 +32,7 @@ from synapse.core.errors import InvalidJson, NotFound, SynapseError, Unauthorize
 from synapse.core.models.base import Body, Scope
 from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
 from synapse.core.models.memory import MemoryIn
+from synapse.core.models.review import Proposal
 from synapse.core.observability import logger
 from synapse.core.principal import Principal
 from synapse.core.state import per_container
@@ -91,8 +92,21 @@ def input_schema(model: type[Body]) -> dict[str, Any]:
 # --- the tools: each is its route's service, and a text an LLM reads ------------------------------
 
 
+def _awaits_a_person(proposal: Proposal, what: str) -> Outcome:
+    """Review: the memory is one the user verified; the agent's change waits for their yes."""
+    text = (
+        f"Not changed yet: memory {proposal.memory_id} ({proposal.category.value}/{proposal.key}) was "
+        f"verified by the user, so {what} is a proposal (id {proposal.proposal_id}) that awaits a person's "
+        "decision. The memory stays as the user verified it until they accept it; do not retry."
+    )
+    return text, {"proposal": proposal.model_dump(mode="json")}
+
+
 def _remember(who: Principal, mind: Mind, args: MemoryIn) -> Outcome:
-    memory, created = memories.put(who, mind, args)
+    result = memories.put(who, mind, args)
+    if isinstance(result, Proposal):
+        return _awaits_a_person(result, "your change")
+    memory, created = result
     done = "Stored a new memory" if created else "Updated the memory"
     text = f"{done} {memory.category.value}/{memory.key} (id {memory.id}, version {memory.version})."
     return text, memory.model_dump(mode="json")
@@ -126,7 +140,9 @@ def _search(who: Principal, mind: Mind, args: SearchIn) -> Outcome:
 
 
 def _forget(who: Principal, mind: Mind, args: ForgetIn) -> Outcome:
-    memories.delete(mind, args.id)
+    proposal = memories.delete(who, mind, args.id)
+    if proposal is not None:
+        return _awaits_a_person(proposal, "forgetting it")
     return f"Forgot memory {args.id} (it and its history are deleted).", {"deleted": args.id}
 
 
@@ -154,7 +170,9 @@ TOOLS: dict[str, Tool] = {
                 "value: remembering the same (category, key) again updates that memory in place (the old "
                 "text is kept in its history), so reuse a key to correct or refresh a fact instead of "
                 "making a new one. `content` is one self-contained sentence in the user's language "
-                "(Thai or English). Agents' memories are stored unverified until the user verifies them."
+                "(Thai or English). Agents' memories are stored unverified until the user verifies them; a "
+                "memory the user verified is not changed by you: your change becomes a proposal that "
+                "waits for the user's decision (the result says so)."
             ),
         ),
         Tool(

@@ -56,6 +56,22 @@ def no_content(description: str) -> OpenAPIResponse:
     return {"description": description, "content": {}}
 
 
+def answer(description: str, model: type[Any]) -> OpenAPIResponse:
+    """A 2xx answer of one model, where a route answers several (a memory, or a proposal)."""
+    return cast(
+        OpenAPIResponse, {"description": description, "content": {"application/json": {"model": model}}}
+    )
+
+
+def proposed(
+    description: str = "An agent's change of a verified memory: a proposal awaits a person",
+) -> OpenAPIResponse:
+    """202 (Review): the write became a proposal, `{"proposal": ...}`; the memory is unchanged."""
+    from synapse.core.models.review import ProposalAnswer  # (only the writing routes load it)
+
+    return answer(description, ProposalAnswer)
+
+
 def responses(
     access: Access,
     ok: Mapping[int, str | OpenAPIResponse] | None = None,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -309,6 +309,48 @@ def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
     return list(ids)
 
 
+# --- consolidation's marks (Review): which minds were written to since their last consolidation ---
+
+
+def written_since_consolidation() -> Iterator[tuple[Space, int]]:
+    """Every mind whose version moved since it was last consolidated (or never was), with its seq.
+    A Scan of the version items (a daily job's read: the table's other items are filtered out)."""
+    query: dict[str, Any] = {
+        "TableName": db.table(),
+        "FilterExpression": (
+            "attribute_exists(epoch) AND attribute_exists(seq) AND "
+            "(attribute_not_exists(consolidated_seq) OR seq <> consolidated_seq)"
+        ),
+        "ProjectionExpression": "pk, sk, seq",
+    }
+    while True:
+        with db.translate():
+            page = db.client().scan(**query)
+        for item in page.get("Items", []):
+            key = parse_sk(item["sk"]["S"])
+            if key.kind == "version":
+                yield Space(user_of(item["pk"]["S"]), key.mind_id), int(item["seq"]["N"])
+        if "LastEvaluatedKey" not in page:
+            return
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def mark_consolidated(space: Space, seq: int) -> None:
+    """Remember that the mind was consolidated as of `seq` (a write after it makes it due again)."""
+    try:
+        with db.translate():
+            db.client().update_item(
+                TableName=db.table(),
+                Key=db.key(space.pk, space.sk(VERSION_TOKEN)),
+                UpdateExpression="SET consolidated_seq = :s",
+                ConditionExpression="attribute_exists(seq)",
+                ExpressionAttributeValues={":s": n(seq)},
+            )
+    except ClientError as exc:
+        if not db.is_condition_failure(exc):
+            raise  # (a mind deleted meanwhile has no version item to mark)
+
+
 GONE = (
     f"That position is no longer kept (changes are kept {CHANGE_LOG_DAYS} days): "
     "read the memories again, then follow the feed from the newest position."
@@ -380,7 +422,9 @@ __all__ = [
     "commit",
     "decode",
     "from_stream",
+    "mark_consolidated",
     "read",
     "step",
     "transact",
+    "written_since_consolidation",
 ]

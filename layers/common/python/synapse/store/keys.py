@@ -27,6 +27,7 @@ MARKER = "ing:"
 APIKEY = "apikey:"
 PROVIDER = "provider:"
 MIND = "mind:"
+PROPOSAL = "prop:"
 LOOKUP_SK = "key"
 
 
@@ -145,6 +146,12 @@ def timeline_id(tl_sk: str) -> str:
     return mem_id if sep and moment and is_service_id(mem_id) else ""
 
 
+def proposal_sk(proposal_id: str) -> str:
+    """A pending proposal (Review): in the mind's partition, outside the recall prefix; ids sort by
+    time, so the prefix read backwards is newest first."""
+    return f"{PROPOSAL}{proposal_id}"
+
+
 def session_sk(session_id: str) -> str:
     return f"{SESSION}{session_id}"
 
@@ -194,7 +201,8 @@ class ParsedKey:
     """What a sort key of a user's partition names: its kind, its mind, and where it has them a
     session and a number (a message's sequence) or a name (a memory id, a provider, a key id)."""
 
-    # nugget history identity version change session message summary marker apikey provider mind other
+    # nugget history identity version change session message summary marker apikey provider mind
+    # proposal other
     kind: str
     name: str = ""
     session_id: str = ""
@@ -221,6 +229,8 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("history", name=mem_id, seq=int(version))
     if head == "ses":
         return ParsedKey("session", session_id=rest)
+    if head == "prop":
+        return ParsedKey("proposal", name=rest)
     if head == "msg":
         sid, _, seq = rest.rpartition(":")
         return ParsedKey("message", session_id=sid, seq=int(seq))

@@ -49,7 +49,7 @@ from synapse.store.keys import (
 # DynamoDB charges the whole item's size whatever the projection, but the answer is smaller)
 _ATTRS = (
     "sk, category, #k, content, tags, priority, #src, verified, confidence, "
-    "expires_at, session_id, created_at, updated_at, valid_at, #rev, #chg"
+    "expires_at, session_id, created_at, updated_at, valid_at, superseded_by, #rev, #chg"
 )
 _NAMES = {"#k": "key", "#src": "source", "#rev": "rev", "#chg": "change"}
 HISTORY_KEPT = 50  # versions kept per memory besides the current one (older ones are deleted)
@@ -98,6 +98,7 @@ def from_item(space: Space, item: Mapping[str, Any]) -> Stored:
         version=int(raw.get("rev") or 1),
         mind_id=space.mind_id,
         valid_at=parse_iso(raw["valid_at"]) if raw.get("valid_at") else None,
+        superseded_by=raw.get("superseded_by"),
     )
     rev = raw.get("rev")
     change = raw.get("change") or (ChangeKind.created if memory.version == 1 else ChangeKind.updated)
@@ -120,6 +121,7 @@ def _attributes(memory: Memory) -> dict[str, Any]:
         "created_at": iso(memory.created_at),
         "updated_at": iso(memory.updated_at),
         "valid_at": iso(memory.valid_at) if memory.valid_at is not None else None,
+        "superseded_by": memory.superseded_by,
     }
 
 
@@ -422,32 +424,49 @@ def _counted(space: Space, version: log.Version, created: int) -> int:
     return now + created
 
 
-def delete(space: Space, mem_id: str) -> Category:
+def delete(space: Space, mem_id: str, *, expect: Stored | None = None) -> Category:
     """Delete a memory and its history (deleted means gone); returns its category. NotFound if it
     does not exist. The history goes first: a version left behind could be taken for one of a later
-    memory of the same key. The deletion takes the mind's next version, like any write."""
+    memory of the same key. The deletion takes the mind's next version, like any write.
+
+    `expect`: delete only the version read (LostRace if another write came in between); then the
+    memory goes first and its history after, so that a lost race leaves the history whole."""
     if not is_service_id(mem_id):
         raise NotFound(NO_MEMORY)
-    found = get(space, mem_id)
+    found = expect or get(space, mem_id)
     if found is None:
         raise NotFound(NO_MEMORY)
-    kept = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ProjectionExpression="pk, sk")
-    db.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in kept])
-    gone = {
-        "Delete": {
-            "TableName": db.table(),
-            "Key": db.key(space.pk, space.sk(nugget_sk(mem_id))),
-            "ConditionExpression": "attribute_exists(sk)",
-        }
+
+    def forget_history() -> None:
+        kept = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ProjectionExpression="pk, sk")
+        db.batch_write([{"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in kept])
+
+    if expect is None:
+        forget_history()
+    gone: dict[str, Any] = {
+        "TableName": db.table(),
+        "Key": db.key(space.pk, space.sk(nugget_sk(mem_id))),
+        "ConditionExpression": "attribute_exists(sk)",
     }
+    if expect is not None:
+        gone["ExpressionAttributeNames"] = {"#rev": "rev"}
+        if expect.rev is None:
+            gone["ConditionExpression"] = "attribute_exists(sk) AND attribute_not_exists(#rev)"
+        else:
+            gone["ConditionExpression"] = "#rev = :read"
+            gone["ExpressionAttributeValues"] = {":read": n(expect.rev)}
     for attempt in range(VERSION_ATTEMPTS):
         said = [log.Change.memory(mem_id, log.DELETED, found.memory.version)]
         version = log.read(space)
         step = log.step(space, version, said, memories=count(space, version) - 1)
-        failed = log.transact([gone, *step])
+        failed = log.transact([{"Delete": gone}, *step])
         if failed is None:
+            if expect is not None:
+                forget_history()
             return found.memory.category
         if failed and failed[0]:
+            if expect is not None:
+                raise LostRace([mem_id])
             raise NotFound(NO_MEMORY)
         db.backoff(min(attempt, 4))
     raise db.busy()
@@ -535,7 +554,8 @@ class MemoryFilter:
     tag: str | None = None
     source: Source | None = None
     verified: bool | None = None
-    live_at: datetime | None = None  # hide memories expired at this time
+    live_at: datetime | None = None  # hide memories expired at this time, and superseded ones
+    superseded: bool = False  # with live_at: show superseded memories too (GET /memory?include=superseded)
     expiring_before: datetime | None = None  # only memories with expires_at in (live_at, this]
 
 
@@ -558,6 +578,8 @@ def _filter_expression(f: MemoryFilter) -> tuple[str | None, dict[str, Any]]:
         # ISO timestamps of one fixed format compare correctly as strings
         parts.append("(attribute_not_exists(expires_at) OR expires_at > :live)")
         values[":live"] = s(iso(f.live_at))
+        if not f.superseded:
+            parts.append("attribute_not_exists(superseded_by)")
     if f.expiring_before is not None:
         parts.append("expires_at <= :before")
         values[":before"] = s(iso(f.expiring_before))
@@ -707,7 +729,10 @@ def columns(items: Iterable[Mapping[str, Any]]) -> Columns:
         out.priority.append(_RANK[priority["S"]] if priority else _RANK["normal"])
         out.updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
         expires = item.get("expires_at")
-        out.expires.append(parse_iso(expires["S"]).timestamp() if expires else float("inf"))
+        if "superseded_by" in item:
+            out.expires.append(0.0)  # hidden from every live view, like a memory long expired
+        else:
+            out.expires.append(parse_iso(expires["S"]).timestamp() if expires else float("inf"))
         valid = item.get("valid_at")
         out.valid.append(parse_iso(valid["S"]).timestamp() if valid else float("-inf"))
     return out

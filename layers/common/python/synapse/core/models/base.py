@@ -361,6 +361,11 @@ class Change(StrEnum):
     updated = "updated"
     verified = "verified"
     restored = "restored"
+    # Review (third release): a person's yes to an agent's proposal; hidden behind a newer memory;
+    # summarized into one memory by consolidation
+    accepted = "accepted"
+    superseded = "superseded"
+    consolidated = "consolidated"
 
 
 # --- scopes, minds, providers, small answers ----------------------------------------------------

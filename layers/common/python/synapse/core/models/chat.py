@@ -33,10 +33,17 @@ from synapse.core.models.base import (
     UserId,
 )
 from synapse.core.models.memory import Memory
+from synapse.core.models.review import Proposal
 
 # --- conversations ------------------------------------------------------------------------
 
 MAX_MESSAGES = 50
+
+
+# "category/key" of a memory an extracted nugget supersedes
+SUPERSEDES_PATTERN = (
+    r"^(identity|preference|fact|project|skill|mistake|context|note)/[a-z0-9][a-z0-9_]{0,99}$"
+)
 
 
 class ChatMessage(Model):
@@ -81,6 +88,9 @@ class ExtractedNugget(BaseModel):
     is_identity: bool = False
     # when what it says happens or became true (UTC); None: when its message was said
     valid_at: datetime | None = None
+    # Review: the memory ("category/key") this one replaces under another key (a changed fact the
+    # extractor recognised), which it supersedes; None: it replaces none
+    supersedes: str | None = Field(default=None, pattern=SUPERSEDES_PATTERN)
 
 
 class ExistingKey(BaseModel):
@@ -101,6 +111,8 @@ class IngestOut(Model):
     nuggets: list[Memory]
     # memories this ingest changed whose last version a user wrote (kept in their history)
     overwrote_user: list[str] = Field(default_factory=list)
+    # Review: nuggets that would have changed a verified memory, kept as proposals for a person
+    proposed: list[Proposal] = Field(default_factory=list)
 
 
 class TimeIn(Body):

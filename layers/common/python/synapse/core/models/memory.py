@@ -46,6 +46,8 @@ class Memory(Model):
     mind_id: str = "default"
     # when what it says happens or became true (an appointment's day, a move); None: not known
     valid_at: Timestamp | None = None
+    # the memory that replaced this one (Review): hidden from live views, shown by id; restore clears it
+    superseded_by: str | None = None
 
     @property
     def when(self) -> datetime:
@@ -53,7 +55,11 @@ class Memory(Model):
         return self.valid_at or self.created_at
 
     def is_live(self, now: datetime) -> bool:
-        return self.expires_at is None or self.expires_at > now
+        """In the live views (recall, lists, search, identity): not expired, not superseded."""
+        return self.superseded_by is None and not self.is_expired(now)
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class ScoredMemory(Memory):

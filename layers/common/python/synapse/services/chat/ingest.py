@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from aws_lambda_powertools.utilities.idempotency import (
@@ -33,12 +33,13 @@ from synapse.core.errors import Conflict, UpstreamUnavailable, ValidationFailed
 from synapse.core.models.base import Category, Change, Role, Source, iso, normalize_tags, utcnow
 from synapse.core.models.chat import ChatMessage, IngestIn, IngestOut
 from synapse.core.models.memory import Memory
+from synapse.core.models.review import Proposal, ProposalKind
 from synapse.core.principal import Principal
 from synapse.search import cache, corpus
 from synapse.services.account.providers import gemini_key_for
-from synapse.services.memory import writers
+from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
-from synapse.store import codec, conversations, db, keys, nuggets
+from synapse.store import codec, conversations, db, keys, nuggets, proposals
 from synapse.store.keys import Space
 from synapse.store.minds import Mind
 
@@ -73,7 +74,9 @@ def request_id(digest: str, client_key: str | None) -> str:
 
 def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
     """Raw messages → event → transient filter → extract → embed → upsert → identity, for a caller
-    already checked (`mind` is theirs)."""
+    already checked (`mind` is theirs). With the mind's review_agent_changes, a nugget that would
+    change a verified memory becomes a proposal instead: ingest writes as an agent."""
+    review = lambda: mind.review_agent_changes  # noqa: E731 (read only when a verified memory is met)
     cfg = settings()
     space = mind.space
     now = utcnow()
@@ -103,10 +106,11 @@ def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
     # mind (the search corpus, without vectors), which reads only what changed since the last ingest
     known = cache.load(space, None)
     existing = existing_for_prompt(known)
+    related = related_for_prompt(known, kept, now.timestamp())
     api_key = gemini_key_for(space.user_id)
     # relative dates are read in the request's timezone, else the mind's (its record read only then)
     timezone = body.timezone or mind.timezone
-    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing, timezone=timezone))
+    extracted = _dedupe(llm.get_extractor(api_key).extract(kept, existing, related, timezone=timezone))
     if not extracted:
         return _nothing_new(skipped)
     # 4. one batched embedding call for every nugget
@@ -124,7 +128,12 @@ def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
     # the memories this ingest writes, as they are now (their revisions): those only, not the mind
     reads = nuggets.stored_of(space, list(changes))
     latest = max(_said_at(m, now) for m in kept)
-    written, created = _upsert(space, body.sessionId, changes, reads, latest)
+    # a nugget that replaces a memory under another key: a verified one is proposed for a person to
+    # decide (the nugget waits in the proposal), any other is superseded once the nugget is written
+    replacing, held = _replacements(space, body.sessionId, changes, reads, review, latest)
+    written, created, proposed = _upsert(space, body.sessionId, changes, reads, review, latest)
+    hidden = _supersede(space, replacing, written, review, proposed)
+    proposed = held + proposed
     # what a user said and this ingest changed is kept in the history; the answer names it (`reads`
     # holds what each write replaced, read again where another write came in between)
     overwrote = [m.id for m in written if m.id in reads and reads[m.id].memory.source == Source.user]
@@ -133,6 +142,8 @@ def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
     if any(n.category in IDENTITY_CATEGORIES for n in written):
         after = {m.id: m for m in corpus.memories_of(known, IDENTITY_CATEGORIES, space)}
         after.update({m.id: m for m in written})
+        for mem_id in hidden:
+            after.pop(mem_id, None)
         identity_updated = rebuild_identity(space, after.values())
     return IngestOut(
         nuggets_created=created,
@@ -141,6 +152,7 @@ def ingest(mind: Mind, body: IngestIn, request: str) -> IngestOut:
         identity_updated=identity_updated,
         nuggets=written,
         overwrote_user=overwrote,
+        proposed=proposed,
     )
 
 
@@ -149,15 +161,46 @@ def _upsert(
     session_id: str,
     changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
     reads: dict[str, nuggets.Stored],
+    review: Callable[[], bool],
     said_at: datetime,
-) -> tuple[list[Memory], int]:
+) -> tuple[list[Memory], int, list[Proposal]]:
     """Write every nugget, each conditional on the revision read; those another writer changed in
     between are read again and redone on top of that write, and those deleted in between stay deleted
-    (the deletion is newer than what the ingest read). Returns (the memories written, how many new)."""
+    (the deletion is newer than what the ingest read). A nugget that would change a memory verified
+    as read (first, or again after a lost race) is proposed instead, with `review`. Returns (the
+    memories written, how many new, the proposals)."""
     written: dict[str, Memory] = {}
     created: set[str] = set()
+    proposed: list[Proposal] = []
     pending = list(changes)
+
+    def hold(mem_id: str) -> bool:
+        """Propose the nugget if the memory is verified as read (read again while it keeps changing)."""
+        for attempt in range(nuggets.WRITE_ATTEMPTS):
+            read = reads.get(mem_id)
+            if read is None or not writers.reviewed(True, read.memory.verified, review):
+                return False
+            change = _change(space, session_id, mem_id, *changes[mem_id], read, said_at)
+            try:
+                proposed.append(
+                    memories.propose(
+                        space, read, ProposalKind.update, change.memory, key_id=None, session_id=session_id
+                    )
+                )
+                return True
+            except proposals.Stale:
+                db.backoff(attempt)
+                found = nuggets.get(space, mem_id)
+                if found is None:
+                    reads.pop(mem_id, None)
+                else:
+                    reads[mem_id] = found
+        raise db.busy()
+
+    pending = [mem_id for mem_id in pending if not hold(mem_id)]
     for attempt in range(nuggets.WRITE_ATTEMPTS):
+        if not pending:
+            break
         batch = [
             _change(space, session_id, mem_id, *changes[mem_id], reads.get(mem_id), said_at)
             for mem_id in pending
@@ -179,13 +222,109 @@ def _upsert(
             found = nuggets.get(space, mem_id)
             if found is not None:
                 reads[mem_id] = found
+                if hold(mem_id):  # verified since it was read
+                    pending.remove(mem_id)
             elif reads.pop(mem_id, None) is not None:
                 pending.remove(mem_id)  # deleted since it was read: left to the newer write
         if not pending:
             break
     if pending:
         raise db.busy()
-    return [written[mem_id] for mem_id in changes if mem_id in written], len(created)
+    return [written[mem_id] for mem_id in changes if mem_id in written], len(created), proposed
+
+
+def _replacements(
+    space: Space,
+    session_id: str,
+    changes: dict[str, tuple[llm.ExtractedNugget, codec.Vector | None]],
+    reads: dict[str, nuggets.Stored],
+    review: Callable[[], bool],
+    said_at: datetime,
+) -> tuple[dict[str, str], list[Proposal]]:
+    """The memories the extracted nuggets supersede ({new id: old id}, live ones only), and the
+    `supersede` proposals of verified ones (their nuggets are taken out of `changes`: they wait)."""
+    wanted: dict[str, str] = {}
+    for new_id, (nugget, _) in changes.items():
+        if nugget.supersedes:
+            category, _, key = nugget.supersedes.partition("/")
+            old_id = nuggets.id_for(space, Category(category), key)
+            if old_id != new_id and old_id not in changes:
+                wanted[new_id] = old_id
+    if not wanted:
+        return {}, []
+    now = utcnow()
+    olds = nuggets.stored_of(space, list(set(wanted.values())))
+    replacing: dict[str, str] = {}
+    held: list[Proposal] = []
+    for new_id, old_id in wanted.items():
+        old = olds.get(old_id)
+        if old is None or not old.memory.is_live(now):
+            continue  # gone, expired or superseded already: nothing to replace
+        if writers.reviewed(True, old.memory.verified, review):
+            replacement = _change(
+                space, session_id, new_id, *changes[new_id], reads.get(new_id), said_at
+            ).memory
+            try:
+                held.append(
+                    memories.propose(
+                        space, old, ProposalKind.supersede, replacement, key_id=None, session_id=session_id
+                    )
+                )
+                del changes[new_id]
+            except proposals.Stale:
+                pass  # changed since it was read: the nugget is written, the old one left as it is
+            continue
+        replacing[new_id] = old_id
+    return replacing, held
+
+
+def _supersede(
+    space: Space,
+    replacing: dict[str, str],
+    written: list[Memory],
+    review: Callable[[], bool],
+    proposed: list[Proposal],
+) -> set[str]:
+    """Mark each replaced memory `superseded_by` its written replacement (a version of its own, change
+    `superseded`); one verified since it was read gets a `supersede` proposal instead. Returns the ids
+    hidden."""
+    by_id = {m.id: m for m in written}
+    hidden: set[str] = set()
+    for new_id, old_id in replacing.items():
+        if new_id not in by_id:
+            continue
+
+        def make(read: nuggets.Stored | None, new_id: str = new_id) -> Memory:
+            if read is None or not read.memory.is_live(utcnow()):
+                raise _Gone
+            if writers.reviewed(True, read.memory.verified, review):
+                raise memories.Held(read, by_id[new_id])
+            return read.memory.model_copy(update={"superseded_by": new_id, "updated_at": utcnow()})
+
+        try:
+            memories.write(space, old_id, make, kind=lambda _: Change.superseded)
+            hidden.add(old_id)
+        except _Gone:
+            continue
+        except memories.Held as exc:
+            try:
+                proposed.append(
+                    memories.propose(
+                        space,
+                        exc.read,
+                        ProposalKind.supersede,
+                        exc.memory,
+                        key_id=None,
+                        session_id=by_id[new_id].session_id,
+                    )
+                )
+            except proposals.Stale:
+                continue
+    return hidden
+
+
+class _Gone(Exception):
+    """The memory a nugget would supersede is gone (or hidden) already."""
 
 
 def _change(
@@ -239,6 +378,32 @@ def existing_for_prompt(known: corpus.Corpus) -> list[llm.ExistingKey]:
     return [
         llm.ExistingKey(category=Category(category), key=key, content=content[:160])
         for category, key, content in corpus.recent_keys(known, PROMPT_CATEGORIES, PROMPT_MAX_KEYS)
+    ]
+
+
+RELATED_PER_MESSAGE = 3
+RELATED_MAX = 24
+
+
+def related_for_prompt(
+    known: corpus.Corpus, kept: Sequence[llm.Message], now: float
+) -> list[llm.ExistingKey]:
+    """The mind's live memories most like what each user message says (full text over the container's
+    corpus: no model call), for the extractor to update or supersede; at most RELATED_MAX."""
+    from synapse.search import scoring
+
+    if not len(known):
+        return []
+    mask = scoring.live(known, now, None, None)
+    rows: dict[int, None] = {}
+    for message in kept:
+        if message.role == Role.user:
+            for row, _ in scoring.best(known, message.content, None, mask, now, RELATED_PER_MESSAGE):
+                rows[row] = None
+    c = known.columns
+    return [
+        llm.ExistingKey(category=Category(c.categories[i]), key=c.keys[i], content=c.contents[i][:160])
+        for i in list(rows)[:RELATED_MAX]
     ]
 
 

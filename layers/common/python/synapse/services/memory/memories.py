@@ -19,10 +19,11 @@ from synapse.core.models.base import (
     utcnow,
 )
 from synapse.core.models.memory import Memory, MemoryHistory, MemoryIn, MemoryPatch, RestoreIn, ScoredMemory
+from synapse.core.models.review import Proposal, ProposalKind, Proposed
 from synapse.core.principal import Principal
 from synapse.services.memory import asof, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
-from synapse.store import codec, db, nuggets
+from synapse.store import codec, db, nuggets, proposals
 from synapse.store.keys import Space
 from synapse.store.minds import Mind
 
@@ -93,14 +94,97 @@ def valid_at(mind: Mind, value: datetime | date | None) -> datetime | None:
     return at_midnight(value, mind.timezone)
 
 
-def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
-    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
+# --- Review: an agent's change of a verified memory becomes a proposal ------------------------------
+
+
+class Held(Exception):
+    """`make` found a verified memory an agent may not change: `memory` is what it would have written."""
+
+    def __init__(self, read: nuggets.Stored, memory: Memory | None) -> None:
+        super().__init__("held for review")
+        self.read = read
+        self.memory = memory
+
+
+def held_by_review(who: Principal, mind: Mind, read: nuggets.Stored | None) -> bool:
+    return read is not None and writers.reviewed(
+        not who.is_user, read.memory.verified, lambda: mind.review_agent_changes
+    )
+
+
+def proposed_of(memory: Memory) -> Proposed:
+    return Proposed(
+        content=memory.content,
+        tags=memory.tags,
+        priority=memory.priority,
+        confidence=memory.confidence,
+        expires_at=memory.expires_at,
+        valid_at=memory.valid_at,
+    )
+
+
+def propose(
+    space: Space,
+    read: nuggets.Stored,
+    kind: ProposalKind,
+    memory: Memory | None,
+    *,
+    key_id: str | None,
+    session_id: str | None = None,
+) -> Proposal:
+    """Record a proposal on the verified memory `read` (proposals.Stale: it changed since; read again).
+    `memory` is what the agent would write: under the same key (an update), under another key (a
+    supersede, whose `memory` is the replacing one), or None (a delete)."""
+    target = memory if memory is not None else read.memory
+    proposal = Proposal(
+        proposal_id=proposals.new_id(),
+        memory_id=read.memory.id,
+        kind=kind,
+        base_version=read.memory.version,
+        proposed=proposed_of(memory) if memory is not None else None,
+        key_id=key_id or None,
+        session_id=session_id,
+        created_at=utcnow(),
+        category=target.category,
+        key=target.key,
+    )
+    proposals.create(space, proposal)
+    return proposal
+
+
+Written = tuple[Memory, bool] | Proposal
+
+
+def _held_or_written(who: Principal, mind: Mind, attempt: Callable[[], tuple[Memory, bool]]) -> Written:
+    """A write that may be held for review: its proposal when `make` raised Held, else what it wrote."""
+    for tries in range(nuggets.WRITE_ATTEMPTS):
+        try:
+            return attempt()
+        except Held as held:
+            try:
+                return propose(mind.space, held.read, ProposalKind.update, held.memory, key_id=who.key_id)
+            except proposals.Stale:
+                db.backoff(tries)  # the memory changed since: decide again on what it is now
+    raise db.busy()
+
+
+def put(who: Principal, mind: Mind, body: MemoryIn) -> Written:
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created), or the
+    proposal an agent's update of a verified memory becomes (Review)."""
     user_id = who.check_user_id(body.userId)
     space = mind.space
     vector = embed_document(user_id, body.content)
     mem_id = nuggets.id_for(space, body.category, body.key)
     when = dated(mind, body)
-    return write(space, mem_id, lambda read: made(who, user_id, body, mem_id, read, when), vector=vector)
+
+    def make(read: nuggets.Stored | None) -> Memory:
+        memory = made(who, user_id, body, mem_id, read, when)
+        if held_by_review(who, mind, read):
+            assert read is not None
+            raise Held(read, memory)
+        return memory
+
+    return _held_or_written(who, mind, lambda: write(space, mem_id, make, vector=vector))
 
 
 def dated(mind: Mind, body: MemoryIn) -> dict[str, Any]:
@@ -143,14 +227,15 @@ def made(
 
 
 def get(mind: Mind, mem_id: str, as_of: datetime | None = None) -> Memory:
-    """GET /memory/{id}: the memory, live; with `as_of`, as it was then (`asof`)."""
+    """GET /memory/{id}: the memory (a superseded one too: it is hidden from the live views only);
+    with `as_of`, as it was then (`asof`)."""
     found = nuggets.get(mind.space, mem_id)
     if found is not None and as_of is not None:
         then = asof.memory_at(mind.space, [found.memory], as_of)[0]
         if then is None:
             raise NotFound("No memory with that id at that moment.")
         return then
-    if found is None or not found.memory.is_live(utcnow()):
+    if found is None or found.memory.is_expired(utcnow()):
         raise NotFound(nuggets.NO_MEMORY)
     return found.memory
 
@@ -161,12 +246,12 @@ def _existing(read: nuggets.Stored | None) -> nuggets.Stored:
     return read
 
 
-def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memory:
+def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memory | Proposal:
     """PUT /memory/{id}: content, tags, priority, confidence, expires_at, valid_at (null clears it);
     never category or key.
 
     Source, verified and confidence describe the last writer (a PUT without confidence sets the
-    caller's default)."""
+    caller's default). An agent's change of a verified memory is a proposal instead (Review)."""
     who.check_user_id(patch.userId)
     space = mind.space
     sent = patch.model_fields_set
@@ -188,15 +273,45 @@ def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memor
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
 
     def make(read: nuggets.Stored | None) -> Memory:
-        return _existing(read).memory.model_copy(update={**changes, "updated_at": utcnow()})
+        memory = _existing(read).memory.model_copy(update={**changes, "updated_at": utcnow()})
+        if held_by_review(who, mind, read):
+            raise Held(_existing(read), memory)
+        return memory
 
-    return write(space, mem_id, make, vector=vector, read=current, known=True)[0]
+    first = [True]
+
+    def attempt() -> tuple[Memory, bool]:
+        known, first[0] = first[0], False  # the first try uses the read above; a retry reads again
+        return write(space, mem_id, make, vector=vector, read=current, known=known)
+
+    result = _held_or_written(who, mind, attempt)
+    return result if isinstance(result, Proposal) else result[0]
 
 
-def delete(mind: Mind, mem_id: str) -> None:
+def delete(who: Principal, mind: Mind, mem_id: str) -> Proposal | None:
+    """DELETE /memory/{id}: the memory and its history, and its pending proposals; an agent's deletion
+    of a verified memory is a proposal instead (Review)."""
     space = mind.space
-    if nuggets.delete(space, mem_id) in IDENTITY_CATEGORIES:
-        rebuild_identity(space)
+    for attempt in range(nuggets.WRITE_ATTEMPTS):
+        read = nuggets.get(space, mem_id)
+        if read is None:
+            raise NotFound(nuggets.NO_MEMORY)
+        reviewed = held_by_review(who, mind, read)
+        try:
+            if reviewed:
+                return propose(space, read, ProposalKind.delete, None, key_id=who.key_id)
+            # conditional on the version read where review applies: it may have been verified since
+            # an agent deletes the version it read: one verified meanwhile is proposed, not deleted
+            category = nuggets.delete(space, mem_id, expect=None if who.is_user else read)
+        except (proposals.Stale, nuggets.LostRace):
+            db.backoff(attempt)
+            continue
+        for proposal_id in proposals.of_memory(space, mem_id):
+            proposals.delete(space, proposal_id)
+        if category in IDENTITY_CATEGORIES:
+            rebuild_identity(space)
+        return None
+    raise db.busy()
 
 
 def verify(who: Principal, mind: Mind, mem_id: str) -> Memory:
@@ -215,14 +330,15 @@ def verify(who: Principal, mind: Mind, mem_id: str) -> Memory:
 def history(mind: Mind, mem_id: str) -> MemoryHistory:
     """GET /memory/{id}/history: the current version first, then the kept ones down to the oldest."""
     current = nuggets.get(mind.space, mem_id)
-    if current is None or not current.memory.is_live(utcnow()):
+    if current is None or current.memory.is_expired(utcnow()):
         raise NotFound(nuggets.NO_MEMORY)
     return MemoryHistory(versions=[nuggets.as_version(current), *nuggets.history(mind.space, mem_id)])
 
 
-def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
+def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory | Proposal:
     """POST /memory/{id}/restore: a version's content, tags, priority, confidence, expiry and valid_at,
-    as a new version written by the caller (source and verified follow the caller, as for any write)."""
+    as a new version written by the caller (source and verified follow the caller, as for any write); a
+    superseded memory is live again. An agent's restore of a verified memory is a proposal (Review)."""
     space = mind.space
     current = _existing(nuggets.get(space, mem_id))
     wanted = (
@@ -235,7 +351,7 @@ def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
     vector = embed_document(who.user_id, wanted.content) if wanted.content != current.memory.content else None
 
     def make(read: nuggets.Stored | None) -> Memory:
-        return _existing(read).memory.model_copy(
+        memory = _existing(read).memory.model_copy(
             update={
                 "content": wanted.content,
                 "tags": wanted.tags,
@@ -244,12 +360,23 @@ def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
                 "valid_at": wanted.valid_at,
                 **writers.of(who).stamp(wanted.confidence),
                 "updated_at": utcnow(),
+                "superseded_by": None,
             }
         )
+        if held_by_review(who, mind, read):
+            raise Held(_existing(read), memory)
+        return memory
 
-    return write(
-        space, mem_id, make, vector=vector, read=current, known=True, kind=lambda _: Change.restored
-    )[0]
+    first = [True]
+
+    def attempt() -> tuple[Memory, bool]:
+        known, first[0] = first[0], False
+        return write(
+            space, mem_id, make, vector=vector, read=current, known=known, kind=lambda _: Change.restored
+        )
+
+    result = _held_or_written(who, mind, attempt)
+    return result if isinstance(result, Proposal) else result[0]
 
 
 def list_page(
@@ -262,6 +389,7 @@ def list_page(
     limit: int,
     cursor: str | None,
     as_of: datetime | None = None,
+    superseded: bool = False,
 ) -> tuple[list[Memory], str | None]:
     """GET /memory: live memories in key order, a page at a time; with `as_of`, as they were then
     (the filters judged on that version: `asof.page`)."""
@@ -271,6 +399,7 @@ def list_page(
         source=source,
         verified=verified,
         live_at=utcnow(),
+        superseded=superseded,
     )
     try:
         if as_of is not None:

@@ -10,6 +10,7 @@ restore, ingest, the MCP `remember` tool) takes source, verified and confidence 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,3 +48,10 @@ def of(who: Principal) -> Writer:
 
 
 EXTRACTION = Writer(Source.agent)  # what ingest extracts from a conversation
+
+
+def reviewed(agent: bool, verified: bool, review_agent_changes: Callable[[], bool]) -> bool:
+    """Whether a write must wait for a person (Review): an agent's change of a memory whose current
+    version is verified, in a mind that reviews agents' changes (the default; asked last, so that
+    the mind's item is read only when it matters). Ingest is an agent's write whoever calls it."""
+    return agent and verified and review_agent_changes()
