@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class RecordedRequest:
     query: str
     headers: dict[str, str]  # lower-cased names
     body: Any  # parsed JSON (or None)
+    arrived: float = field(default_factory=time.monotonic)  # when the double read it (before any delay)
 
     @property
     def model(self) -> str | None:

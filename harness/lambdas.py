@@ -41,11 +41,14 @@ def template() -> dict[str, Any]:
 def table_definition(logical_id: str) -> dict[str, Any]:
     """create_table arguments from the template's own definition of a table."""
     props = template()["Resources"][logical_id]["Properties"]
-    return {
+    definition = {
         "AttributeDefinitions": props["AttributeDefinitions"],
         "KeySchema": props["KeySchema"],
         "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
     }
+    if "GlobalSecondaryIndexes" in props:
+        definition["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    return definition
 
 
 def create_aws(table: str, idempotency: str, bus: str) -> str:

@@ -70,6 +70,19 @@ Deno.test("a memory is stored, read, changed, listed, searched and recalled", as
   assertMatch(await synapse.recallText(), /editor_theme/);
 });
 
+Deno.test("a batch answers each item as alone; a mem0 import is skipped the second time", async () => {
+  const answer = await synapse.memories.batch([
+    { category: "fact", key: "home_city", content: "Lives in Chiang Mai" },
+    { category: "fact", key: "Not A Key", content: "invalid" },
+  ]);
+  assertEquals(answer.results.map((r) => r.status), [201, 422]);
+  assertEquals(answer.results[0].memory?.key, "home_city");
+  assertEquals(answer.results[1].error?.error.code, "validation_error");
+  const records = [{ id: "a1b2", memory: "Likes green tea", categories: ["food"] }];
+  assertEquals((await synapse.memories.import({ format: "mem0", records })).imported, 1);
+  assertEquals((await synapse.memories.import({ format: "mem0", records })).skipped, 1);
+});
+
 Deno.test("a chat turn: ingest in Thai and English, then context and identity", async () => {
   const sessionId = `ts-${crypto.randomUUID().slice(0, 8)}`;
   const turn = {
@@ -151,6 +164,36 @@ Deno.test("minds: a memory of one mind is not found from another", async () => {
   assertEquals((await synapse.minds.list()).minds[0].mind_id, "default");
   await synapse.minds.delete(mind.mind_id);
   assertEquals((await failure(inMind.memories.list())).status, 404);
+});
+
+Deno.test("a mind's timezone dates its memories, and the timeline lists them in time order", async () => {
+  const mind = await synapse.minds.create({ name: `ts time ${crypto.randomUUID().slice(0, 6)}` });
+  const patched = await synapse.minds.update(mind.mind_id, { timezone: "Asia/Bangkok" });
+  assertEquals(patched.timezone, "Asia/Bangkok");
+  assertEquals(
+    (await failure(synapse.minds.update(mind.mind_id, { timezone: "Asia/Nowhere" }))).status,
+    422,
+  );
+  const inMind = synapse.withMind(mind.mind_id);
+  const later = await inMind.memories.create({
+    category: "note",
+    key: "meeting",
+    content: "ประชุมที่เชียงราย",
+    valid_at: "2025-12-05",
+  });
+  assertEquals(later.valid_at, "2025-12-04T17:00:00Z");
+  const earlier = await inMind.memories.create({
+    category: "note",
+    key: "dentist",
+    content: "ไปหาหมอฟัน",
+    valid_at: "2025-12-03T09:00:00+07:00",
+  });
+  const page = await inMind.memories.timeline({ from: "2025-12-01", to: "2026-01-01", limit: 1 });
+  assertEquals(page.memories.map((m) => m.id), [earlier.id]);
+  const next = await inMind.memories.timeline({ cursor: page.next_cursor ?? "", to: "2026-01-01" });
+  assertEquals(next.memories.map((m) => m.id), [later.id]);
+  assertEquals(next.next_cursor, null);
+  await synapse.minds.delete(mind.mind_id);
 });
 
 Deno.test("keys, providers and export", async () => {

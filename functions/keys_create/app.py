@@ -22,6 +22,7 @@ app = resolver()
         {201: "Created; the plain key is in this answer only"},
         body=True,
         not_found="no mind with that id",
+        conflict="quota_exceeded: the user has MAX_KEYS keys",
     ),
 )
 def create_key(body: KeyIn, who: Caller) -> Response[ApiKeyCreated]:

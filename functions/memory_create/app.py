@@ -18,7 +18,12 @@ app = resolver()
     "/memory",
     summary="Create or update a memory by (category, key)",
     tags=["memories"],
-    responses=responses("write", {201: "Created", 200: "Updated (same category and key)"}, body=True),
+    responses=responses(
+        "write",
+        {201: "Created", 200: "Updated (same category and key)"},
+        body=True,
+        conflict="quota_exceeded: the mind holds MAX_MEMORIES_PER_MIND memories",
+    ),
 )
 def create(body: MemoryIn, who: Caller, mind: InMind) -> Response[Memory]:
     memory, created = memories.put(who, mind, body)

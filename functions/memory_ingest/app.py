@@ -27,7 +27,12 @@ app = resolver()
     summary="Ingest conversation turns",
     tags=["conversation"],
     responses=responses(
-        "write", body=True, conflict="the same ingest (Idempotency-Key) is being processed right now"
+        "write",
+        body=True,
+        conflict=(
+            "the same ingest (Idempotency-Key) is being processed right now; or quota_exceeded: "
+            "the mind holds MAX_MEMORIES_PER_MIND memories"
+        ),
     ),
 )
 def ingest_route(

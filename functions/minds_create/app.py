@@ -17,7 +17,12 @@ app = resolver()
     "/minds",
     summary="Create a mind (users only)",
     tags=["minds"],
-    responses=responses("user", {201: "Created"}, body=True, conflict="a mind of that name exists already"),
+    responses=responses(
+        "user",
+        {201: "Created"},
+        body=True,
+        conflict="a mind of that name exists already; or quota_exceeded: the user has MAX_MINDS minds",
+    ),
 )
 def create(body: MindIn, who: Caller) -> Response[MindOut]:
     return Response(status_code=201, content_type=JSON, body=minds.create(who, body))

@@ -493,6 +493,48 @@ def test_the_mind_picker_switches_minds(sign_in: Callable[..., Page], user: Any)
     expect(card(page, "work_role")).to_have_count(0)
 
 
+def test_the_minds_timezone_is_shown_changed_and_dates_its_memories(
+    sign_in: Callable[..., Page], user: Any
+) -> None:
+    # Given a mind of its own (UTC) with a memory about 2025-12-04 17:00 UTC (the 5th in Bangkok)
+    _, api, _ = user
+    r = api("POST", "/minds", {"name": "ทริปเชียงราย"})
+    assert r.status_code == 201, r.text
+    mind = r.json()["mind_id"]
+    body = {
+        "category": "note",
+        "key": "meeting",
+        "content": "ประชุมที่เชียงราย",
+        "valid_at": "2025-12-04T17:00:00Z",
+    }
+    assert api("POST", "/memory", body, **{"X-Mind-Id": mind}).status_code == 201
+    page = sign_in()
+    page.select_option("#mind", mind)
+    expect(card(page, "meeting")).to_contain_text("dated 4 Dec 2025")
+    # When its settings are opened
+    page.click(".tab[data-view=settings]")
+    # Then they show its name and timezone
+    expect(page.locator("#settings-current")).to_contain_text("ทริปเชียงราย")
+    expect(page.locator("#settings-current")).to_contain_text("timezone UTC")
+    expect(page.locator("#settings-timezone")).to_have_value("UTC")
+    # When an unknown timezone is saved, the page says why and nothing changes
+    page.fill("#settings-timezone", "Asia/Nowhere")
+    page.click("#settings-form button[type=submit]")
+    expect(page.locator("#notice")).to_contain_text("timezone")
+    timezones = {m["mind_id"]: m["timezone"] for m in api("GET", "/minds").json()["minds"]}
+    assert timezones[mind] == "UTC"
+    # When Asia/Bangkok is saved
+    page.fill("#settings-timezone", "Asia/Bangkok")
+    page.click("#settings-form button[type=submit]")
+    # Then the page and the API say so, and the memory's day is Bangkok's
+    expect(page.locator("#notice")).to_contain_text("Asia/Bangkok")
+    expect(page.locator("#settings-current")).to_contain_text("timezone Asia/Bangkok")
+    timezones = {m["mind_id"]: m["timezone"] for m in api("GET", "/minds").json()["minds"]}
+    assert timezones[mind] == "Asia/Bangkok" and timezones["default"] == "UTC"
+    page.click(".tab[data-view=memories]")
+    expect(card(page, "meeting")).to_contain_text("dated 5 Dec 2025")
+
+
 def test_each_memory_shows_its_date_in_the_minds_timezone(
     local_server: LocalServer, browser: Browser
 ) -> None:

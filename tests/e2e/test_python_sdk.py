@@ -285,6 +285,42 @@ def test_minds_per_client_per_call_and_a_mind_key_refusing_another_mind(
         mem.delete_mind("default")
 
 
+def test_a_minds_timezone_dates_memories_and_the_timeline_pages_them_over_http(
+    local_server: LocalServer, user: tuple[str, Synapse]
+) -> None:
+    # Given a user whose default mind lives in Bangkok, and a second mind in UTC
+    from datetime import date
+
+    user_id, mem = user
+    patched = mem.update_mind("default", timezone="Asia/Bangkok", description="บ้าน")
+    assert (patched.name, patched.timezone, patched.description) == (user_id, "Asia/Bangkok", "บ้าน")
+    with pytest.raises(ValidationError) as bad:
+        mem.update_mind("default", timezone="Asia/Atlantis")
+    assert bad.value.details[0]["loc"] == ["body", "timezone"]
+    assert mem.minds()[0].timezone == "Asia/Bangkok"
+    other = mem.create_mind("Work", timezone="UTC")
+    # When memories about days are stored (a date alone: 00:00 in the mind's timezone)
+    dentist = mem.store("note", "dentist", "ไปหาหมอฟัน (3 ธ.ค. 2568)", valid_at=date(2025, 12, 3))
+    mem.store("note", "moved", "ย้ายไปกรุงเทพฯ", valid_at="2025-11-10T08:00:00Z")
+    mem.store("note", "meeting", "ประชุมที่เชียงราย", valid_at="2025-12-05")
+    mem.store("note", "elsewhere", "Work trip", valid_at=date(2025, 12, 4), mind_id=other.mind_id)
+    # Then the date is Bangkok's midnight, in UTC
+    assert dentist.valid_at == datetime(2025, 12, 2, 17, 0, tzinfo=UTC)
+    # And the timeline pages the mind's memories in time order within [from, to)
+    first = mem.timeline(start=date(2025, 11, 1), end=date(2026, 1, 1), limit=2)
+    assert [m.key for m in first.memories] == ["moved", "dentist"] and first.next_cursor
+    rest = mem.timeline(start=date(2025, 11, 1), end=date(2026, 1, 1), limit=2, cursor=first.next_cursor)
+    assert [m.key for m in rest.memories] == ["meeting"] and rest.next_cursor is None
+    assert [m.key for m in mem.timeline(mind_id=other.mind_id).memories] == ["elsewhere"]
+    # And a PUT moves a memory in the timeline; its history keeps where it was
+    mem.update(dentist.id, valid_at="2026-01-15")
+    december = mem.timeline(start="2025-12-01", end="2026-01-01")
+    assert [m.key for m in december.memories] == ["meeting"]
+    assert [v.valid_at for v in mem.history(dentist.id)][1] == dentist.valid_at
+    with pytest.raises(ValidationError):
+        mem.timeline(start="2026-01-01", end="2025-01-01")
+
+
 def test_keys_providers_export_and_delete_me(local_server: LocalServer, user: tuple[str, Synapse]) -> None:
     _, mem = user
     mem.store("fact", "home_city", "Lives in Chiang Mai")

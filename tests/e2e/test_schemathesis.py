@@ -39,7 +39,7 @@ CODES = {
     403: "forbidden",
     404: "not_found",
     405: "not_found",  # (a wrong method is answered as an unknown route, like API Gateway)
-    409: "conflict",
+    409: ("conflict", "quota_exceeded"),
     410: "gone",
     413: "payload_too_large",
     422: "validation_error",
@@ -53,8 +53,9 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
 ]
-# both runs together stay well under 3 minutes on 2 shared cores (about 20 s each here)
-BUDGET_SECONDS = 80.0
+# A guard against a run that hangs or loops, not a speed check (speed is measured in bench/): each
+# run takes 25-50 s on 2 quiet cores, and several times that when the machine is loaded.
+BUDGET_SECONDS = 300.0
 MAX_EXAMPLES = 30
 
 
@@ -68,7 +69,8 @@ def check(response: Any, case: Any) -> None:
         assert set(body) == {"error"}, where
         error = body["error"]
         assert set(error) <= {"code", "message", "details"}, where
-        assert error["code"] == CODES.get(response.status_code), where
+        expected = CODES.get(response.status_code)
+        assert error["code"] in (expected if isinstance(expected, tuple) else (expected,)), where
         assert isinstance(error["message"], str) and error["message"].strip(), where
         if "details" in error:
             assert all(set(d) == {"loc", "msg"} for d in error["details"]), where

@@ -65,6 +65,16 @@ ROUTES: dict[str, Route] = {
         user_id_in="body",
         ok=201,
     ),
+    "POST /memory/batch": Route(
+        "memory_batch",
+        "write",
+        body={"memories": [{"category": "fact", "key": "batched_fact", "content": "A batched fact"}]},
+    ),
+    "POST /memory/import": Route(
+        "memory_import",
+        "write",
+        body={"format": "mem0", "records": [{"id": "m-1", "memory": "Likes tea", "categories": ["food"]}]},
+    ),
     "GET /memory": Route("memory_list", "read", query={"limit": "10"}),
     "GET /memory/{id}": Route("memory_get", "read", path_params={"id": "{id}"}),
     "PUT /memory/{id}": Route(
@@ -80,6 +90,9 @@ ROUTES: dict[str, Route] = {
     "POST /minds": Route("minds_create", "user", body={"name": "another mind"}, ok=201),
     "GET /minds": Route("minds_list", "user"),
     "DELETE /minds/{mindId}": Route("minds_delete", "user", path_params={"mindId": "m_0123456789ab"}, ok=404),
+    "PATCH /minds/{mindId}": Route(
+        "minds_update", "user", body={"timezone": "Asia/Bangkok"}, path_params={"mindId": "default"}
+    ),
     "POST /memory/{id}/restore": Route(
         "memory_restore", "write", body={"version": 1}, path_params={"id": "{id}"}
     ),
@@ -88,6 +101,7 @@ ROUTES: dict[str, Route] = {
     "GET /memory/search": Route("memory_search", "read", query={"q": "launch"}),
     "GET /memory/expiring": Route("memory_expiring", "read", query={"within": "30d"}),
     "GET /memory/changes": Route("memory_changes", "read", query={"after": "0"}),
+    "GET /memory/timeline": Route("memory_timeline", "read", query={"limit": "10"}),
     "POST /memory/ingest": Route(
         "memory_ingest",
         "write",

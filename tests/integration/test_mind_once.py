@@ -37,17 +37,9 @@ def mind_reads(aws: Any) -> Iterator[list[str]]:
     yield reads
 
 
-# the routes that read dates in a timezone: the body's, else the mind's (a setting on its item)
-TIMED = {"memory_context", "memory_ingest", "memory_summarize", "mcp"}
-
-
-def requests(
-    mem_id: str, said: str = "I live in Bergen now", timezone: str | None = None
-) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """One request of every route that acts in a mind (function, method, path, the rest); with
-    `timezone`, the routes of TIMED name it in their body."""
+def requests(mem_id: str, said: str = "I live in Bergen now") -> list[tuple[str, str, str, dict[str, Any]]]:
+    """One request of every route that acts in a mind (function, method, path, the rest)."""
     by_id = {"route": "/memory/{id}", "path_params": {"id": mem_id}}
-    zone = {"timezone": timezone} if timezone else {}
     return [
         ("memory_create", "POST", "/memory", {"body": {"category": "fact", "key": "k2", "content": "Oslo"}}),
         ("memory_get", "GET", f"/memory/{mem_id}", by_id),
@@ -66,11 +58,12 @@ def requests(
         ("memory_expiring", "GET", "/memory/expiring", {}),
         ("memory_recall_text", "GET", "/memory/recall", {}),
         ("memory_recall", "POST", "/memory/recall", {"body": {"query": "Bergen"}}),
+        ("memory_context", "POST", "/memory/context", {"body": {"query": "Bergen", "sessionId": "s1"}}),
         (
             "memory_context",
             "POST",
             "/memory/context",
-            {"body": {"query": "Bergen", "sessionId": "s1", **zone}},
+            {"body": {"query": "Bergen", "sessionId": "s1", "timezone": "Asia/Bangkok"}},
         ),
         (
             "memory_identity",
@@ -82,7 +75,7 @@ def requests(
             "memory_ingest",
             "POST",
             "/memory/ingest",
-            {"body": {"sessionId": "s1", "messages": [{"role": "user", "content": said}], **zone}},
+            {"body": {"sessionId": "s1", "messages": [{"role": "user", "content": said}]}},
         ),
         (
             "memory_summaries",
@@ -90,7 +83,7 @@ def requests(
             "/memory/summaries/s1",
             {"route": "/memory/summaries/{sessionId}", "path_params": {"sessionId": "s1"}},
         ),
-        ("memory_summarize", "POST", "/memory/summarize", {"body": {"sessionId": "s1", **zone}}),
+        ("memory_summarize", "POST", "/memory/summarize", {"body": {"sessionId": "s1"}}),
         (
             "mcp",
             "POST",
@@ -100,7 +93,7 @@ def requests(
                     "jsonrpc": "2.0",
                     "id": 1,
                     "method": "tools/call",
-                    "params": {"name": "context", "arguments": {"query": "Bergen", **zone}},
+                    "params": {"name": "context", "arguments": {"query": "Bergen"}},
                 }
             },
         ),
@@ -132,6 +125,11 @@ def test_a_user_in_a_named_mind_reads_its_item_once_per_request_on_every_route(
         assert mind_reads == ["GetItem"], (function, mind_reads)
 
 
+# the routes that read dates in the mind's timezone: the context prompt dates memories, ingest resolves
+# "yesterday" in what was said, a summary dates its span
+ZONED = {"memory_context", "memory_ingest", "memory_summarize", "mcp"}  # (mcp: its context tool)
+
+
 def test_a_mind_key_and_the_default_mind_read_the_item_only_when_a_route_needs_it(
     call: Call, mind_reads: list[str]
 ) -> None:
@@ -147,24 +145,20 @@ def test_a_mind_key_and_the_default_mind_read_the_item_only_when_a_route_needs_i
             who=who,
         )
         # (each says something else: the same turns of one user within an hour are one ingest)
-        for zone in (None, "Asia/Bangkok"):
-            said = f"{name} lives in Bergen" + (f" ({zone})" if zone else "")
-            for function, method, path, rest in requests(made["json"]["id"], said, zone):
-                if function == "memory_verify" and who is bot:
-                    continue  # (users only)
-                if function == "memory_delete" and zone is None:
-                    continue  # (deleted on the second pass)
-                mind_reads.clear()
-                answer = call(function, method, path, who=who, **rest)
-                assert answer["statusCode"] < 300, (function, answer.get("body"))
-                # Then no route reads the mind's item, but plain-text recall, once, for a Mind Key's
-                # mind's name ("Mind: Support") (the default mind's name is the userId), and the
-                # routes that read dates, once, for the mind's timezone when the body names none
-                named = function == "memory_recall_text" and who is bot
-                timed = function in TIMED and zone is None
-                assert mind_reads == (["GetItem"] if named or timed else []), (function, zone, mind_reads)
-                if function == "memory_recall_text":
-                    assert answer["body"].startswith(f"Mind: {name}\n")
+        for function, method, path, rest in requests(made["json"]["id"], f"{name} lives in Bergen"):
+            if function == "memory_verify" and who is bot:
+                continue  # (users only)
+            mind_reads.clear()
+            answer = call(function, method, path, who=who, **rest)
+            assert answer["statusCode"] < 300, (function, answer.get("body"))
+            # Then no route reads the mind's item, but plain-text recall, once, for a Mind Key's
+            # mind's name ("Mind: Support"; the default mind's name is the userId), and the routes that
+            # read time, once, for the mind's timezone (a body's timezone spares the read)
+            named = function == "memory_recall_text" and who is bot
+            zoned = function in ZONED and "timezone" not in (rest.get("body") or {})
+            assert mind_reads == (["GetItem"] if named or zoned else []), (function, mind_reads)
+            if function == "memory_recall_text":
+                assert answer["body"].startswith(f"Mind: {name}\n")
 
 
 def test_an_unknown_mind_is_404_before_the_route_runs(call: Call, mind_reads: list[str]) -> None:

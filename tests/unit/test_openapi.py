@@ -34,10 +34,12 @@ EXPECTED: dict[str, set[str]] = {
     "POST /memory/{id}/verify": {"200", "404"} | AUTH,
     "GET /memory/{id}/history": {"200", "404"} | AUTH,
     "GET /memory/changes": {"200", "410", "422"} | MIND | AUTH,
+    "GET /memory/timeline": {"200", "422"} | MIND | AUTH,
     "POST /memory/{id}/restore": {"200", "404"} | AUTH | BODY,
     "POST /minds": {"201", "409"} | AUTH | BODY,
     "GET /minds": {"200"} | AUTH,
     "DELETE /minds/{mindId}": {"204", "404", "409"} | AUTH,
+    "PATCH /minds/{mindId}": {"200", "404", "409"} | AUTH | BODY,
     "GET /memory/recall": {"200", "422"} | MIND | AUTH,
     "GET /memory/by-tag": {"200", "422"} | MIND | AUTH,
     "GET /memory/search": {"200", "422"} | MIND | AUTH,
@@ -199,6 +201,7 @@ def test_the_constraints_the_server_enforces_are_in_the_schemas() -> None:
         ("GET /memory/recall", 1, 500),
         ("GET /memory/search", 1, 100),
         ("GET /memory/by-tag", 1, 100),
+        ("GET /memory/timeline", 1, 100),
     ):
         limit = plain(parameter(label, "limit")["schema"])
         assert (limit["minimum"], limit["maximum"]) == (low, high), label

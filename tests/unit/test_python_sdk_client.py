@@ -487,6 +487,58 @@ def test_bodies_and_queries_follow_the_contract() -> None:
     assert dict(script.requests[2].url.params) == {"q": "ข้าวมันไก่", "tag": "food", "limit": "5"}
 
 
+def test_valid_at_update_mind_and_the_timeline_follow_the_contract() -> None:
+    # Given a client whose server answers a memory dated in Bangkok, a mind, and a timeline page
+    from datetime import date
+
+    dated = {**MEMORY, "valid_at": "2026-12-02T17:00:00Z"}
+    mind = {
+        "mind_id": "default",
+        "name": "alice",
+        "description": None,
+        "created_at": NOW,
+        "timezone": "Asia/Bangkok",
+        "review_agent_changes": False,
+    }
+    page = {"memories": [dated], "next_cursor": "c2"}
+    script = Script(
+        httpx.Response(201, json=dated),
+        httpx.Response(200, json=dated),
+        httpx.Response(200, json=mind),
+        httpx.Response(200, json=page),
+        httpx.Response(200, json=page),
+    )
+    with client(script, mind_id="m_aaaaaaaaaaaa") as mem:
+        # When a memory is stored with a date, updated with a moment, the mind patched, the timeline read
+        stored = mem.store("note", "dentist", "ไปหาหมอฟัน", valid_at=date(2026, 12, 3))
+        mem.update("abc", valid_at=datetime(2026, 12, 3, 9, 30, tzinfo=UTC))
+        patched = mem.update_mind(
+            "default", timezone="Asia/Bangkok", review_agent_changes=False, description=None
+        )
+        got = mem.timeline(
+            start=date(2026, 12, 1), end=datetime(2027, 1, 1, tzinfo=UTC), limit=10, cursor="c1"
+        )
+        mem.timeline()
+    # Then the bodies and queries are the contract's, and the answers are typed
+    assert script.body(0)["valid_at"] == "2026-12-03"
+    assert stored.valid_at == datetime(2026, 12, 2, 17, 0, tzinfo=UTC)
+    assert script.body(1) == {"valid_at": "2026-12-03T09:30:00Z"}
+    assert (script.requests[2].method, script.requests[2].url.path) == ("PATCH", "/minds/default")
+    assert "x-mind-id" not in script.requests[2].headers  # account routes name no mind
+    assert script.body(2) == {"description": None, "timezone": "Asia/Bangkok", "review_agent_changes": False}
+    assert (patched.timezone, patched.review_agent_changes) == ("Asia/Bangkok", False)
+    assert script.requests[3].url.path == "/memory/timeline"
+    assert dict(script.requests[3].url.params) == {
+        "from": "2026-12-01",
+        "to": "2027-01-01T00:00:00Z",
+        "limit": "10",
+        "cursor": "c1",
+    }
+    assert script.requests[3].headers["x-mind-id"] == "m_aaaaaaaaaaaa"
+    assert dict(script.requests[4].url.params) == {}
+    assert got.next_cursor == "c2" and got.memories[0].valid_at == stored.valid_at
+
+
 def test_messages_may_be_dicts_or_models_and_nothing_else() -> None:
     script = Script(httpx.Response(200, json=INGESTED))
     with client(script) as mem:

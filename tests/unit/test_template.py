@@ -17,6 +17,8 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "docs": {("GET", "/openapi.json"), ("GET", "/docs")},
     "console": {("GET", "/console"), ("GET", "/console/{asset}")},
     "memory_create": {("POST", "/memory")},
+    "memory_batch": {("POST", "/memory/batch")},
+    "memory_import": {("POST", "/memory/import")},
     "memory_list": {("GET", "/memory")},
     "memory_get": {("GET", "/memory/{id}")},
     "memory_update": {("PUT", "/memory/{id}")},
@@ -24,9 +26,11 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_verify": {("POST", "/memory/{id}/verify")},
     "memory_history": {("GET", "/memory/{id}/history")},
     "memory_changes": {("GET", "/memory/changes")},
+    "memory_timeline": {("GET", "/memory/timeline")},
     "minds_create": {("POST", "/minds")},
     "minds_list": {("GET", "/minds")},
     "minds_delete": {("DELETE", "/minds/{mindId}")},
+    "minds_update": {("PATCH", "/minds/{mindId}")},
     "memory_restore": {("POST", "/memory/{id}/restore")},
     "memory_recall_text": {("GET", "/memory/recall")},
     "memory_by_tag": {("GET", "/memory/by-tag")},
@@ -65,6 +69,7 @@ READ_ONLY = {
     "memory_context",
     "memory_history",
     "memory_changes",
+    "memory_timeline",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -85,6 +90,8 @@ READ_ONLY = {
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 KMS_DECRYPTERS = {
     "memory_create",
+    "memory_batch",
+    "memory_import",
     "memory_update",
     "memory_restore",
     "memory_ingest",
@@ -346,7 +353,15 @@ def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(temp
     # Then it is pk/sk strings, on demand, TTL on `ttl`, point-in-time recovery and encryption on
     assert table["Type"] == "AWS::DynamoDB::Table"
     assert keys == {"pk": "HASH", "sk": "RANGE"}
-    assert types == {"pk": "S", "sk": "S"}
+    assert types == {"pk": "S", "sk": "S", "tl_pk": "S", "tl_sk": "S"}
+    # and its one index is the sparse, keys-only timeline (GET /memory/timeline)
+    (index,) = props["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "timeline"
+    assert [(k["AttributeName"], k["KeyType"]) for k in index["KeySchema"]] == [
+        ("tl_pk", "HASH"),
+        ("tl_sk", "RANGE"),
+    ]
+    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
     assert props["BillingMode"] == "PAY_PER_REQUEST"
     assert props["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
     assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
@@ -414,6 +429,8 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert holders("JWT_SECRET") == {"AuthorizerFunction"}
     assert holders("GEMINI_API_KEY") == {
         "MemoryCreateFunction",
+        "MemoryBatchFunction",
+        "MemoryImportFunction",
         "MemoryUpdateFunction",
         "MemoryRestoreFunction",
         "MemoryIngestFunction",

@@ -1,8 +1,12 @@
 import { errorFromResponse, SynapseError } from "./errors.ts";
 import type {
   AnswerOf,
+  BatchIn,
+  BatchOut,
   BodyOf,
   ContextIn,
+  ImportIn,
+  ImportOut,
   IngestIn,
   Memory,
   MemoryIn,
@@ -54,7 +58,7 @@ export interface IngestOptions extends CallOptions {
 }
 
 interface Request {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Record<string, string | number | boolean | null | undefined>;
   body?: unknown;
@@ -140,6 +144,24 @@ export class Synapse {
     /** Create, or update by (category, key): the memory as stored. */
     create: (body: MemoryIn, o?: CallOptions): Promise<Memory> =>
       this.#call<Memory>({ method: "POST", path: "/memory", body }, o),
+    /**
+     * Up to 100 memories in one call, each answered in `results` (in order) as `create` would answer
+     * it alone: `status` 201/200 with `memory`, 409/422 with `error` (the envelope). Safe to repeat:
+     * every item writes by (category, key).
+     */
+    batch: (memories: MemoryIn[], o?: CallOptions): Promise<BatchOut> =>
+      this.#call<BatchOut>({
+        method: "POST",
+        path: "/memory/batch",
+        body: { memories } satisfies BatchIn,
+        retry: true,
+      }, o),
+    /**
+     * Import 1-500 records: `format: "synapse"` (an export's memory records, with their history) or
+     * `"mem0"` (mem0's memory objects). A record already stored as given is skipped.
+     */
+    import: (body: ImportIn, o?: CallOptions): Promise<ImportOut> =>
+      this.#call<ImportOut>({ method: "POST", path: "/memory/import", body, retry: true }, o),
     list: (
       query: QueryOf<"/memory", "get"> = {},
       o?: CallOptions,
@@ -186,6 +208,16 @@ export class Synapse {
     /** Every kept version, the current one first. */
     history: (id: string, o?: CallOptions): Promise<AnswerOf<"/memory/{id}/history", "get">> =>
       this.#call({ method: "GET", path: `/memory/${segment(id)}/history`, retry: true }, o),
+    /**
+     * The memories in time order: live ones whose time (`valid_at`, else `created_at`) is in
+     * `[from, to)`, oldest first, one page (`next_cursor`). `from`/`to`: RFC 3339, or `YYYY-MM-DD`
+     * (00:00 in the mind's timezone).
+     */
+    timeline: (
+      query: QueryOf<"/memory/timeline", "get"> = {},
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/memory/timeline", "get">> =>
+      this.#call({ method: "GET", path: "/memory/timeline", query, retry: true }, o),
     /** Make an old version current again (as a new version). */
     restore: (id: string, version: number, o?: CallOptions): Promise<Memory> =>
       this.#call({
@@ -283,6 +315,16 @@ export class Synapse {
       this.#call({ method: "POST", path: "/minds", body }, o),
     list: (o?: CallOptions): Promise<AnswerOf<"/minds", "get">> =>
       this.#call({ method: "GET", path: "/minds", retry: true }, o),
+    /**
+     * Change a mind's settings (`"default"` too): any of name, description, timezone (IANA, like
+     * `Asia/Bangkok`) and review_agent_changes; only what is sent changes.
+     */
+    update: (
+      mindId: string,
+      body: BodyOf<"/minds/{mindId}", "patch">,
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/minds/{mindId}", "patch">> =>
+      this.#call({ method: "PATCH", path: `/minds/${segment(mindId)}`, body, retry: true }, o),
     delete: (mindId: string, o?: CallOptions): Promise<void> =>
       this.#call({ method: "DELETE", path: `/minds/${segment(mindId)}`, retry: true }, o),
   };

@@ -118,6 +118,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 100 memories in one call
+         * @description Each item is a `POST /memory` body, answered in `results` (in order) with the status and body `POST /memory` would answer it alone: 201 or 200 with `memory`, 409 `quota_exceeded` past the mind's limit, 422 with the error envelope for an invalid item (nothing of it is written; the valid items are). The items are written together: one read, one embedding call and one step of the mind's change log for the batch. Idempotent by (category, key) as `POST /memory` is.
+         */
+        post: operations["batch_memory_batch_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/by-tag": {
         parameters: {
             query?: never;
@@ -257,6 +277,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import memories from a Synapse export or from mem0
+         * @description `format: synapse`: the memory records of an export (`GET /me/export`'s memories, or the JSON Lines export's `memory` lines), each with its `history`; category, key, content, tags, priority, confidence, expires_at, valid_at and created_at are kept as given. `format: mem0`: mem0 memory objects (`get_all`'s `results`): content = `memory`, key `mem0_<id>`, the category from `categories` (the README's mapping; `note` otherwise), tags = categories, valid_at = created_at. A record already stored exactly as given is skipped, so importing a file twice changes nothing. An invalid record is listed in `errors` with its index; the others are written.
+         */
+        post: operations["import_memories_memory_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/ingest": {
         parameters: {
             query?: never;
@@ -360,6 +400,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The memories in time order
+         * @description Live memories whose time — `valid_at`, else `created_at` — is in `[from, to)`, oldest first, paged like `GET /memory` (`next_cursor`). `from` and `to` are RFC 3339 timestamps or dates `YYYY-MM-DD` (00:00 of that day in the mind's timezone); either may be left out. Expired memories are left out, as everywhere.
+         */
+        get: operations["timeline_memory_timeline_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/{id}/verify": {
         parameters: {
             query?: never;
@@ -409,7 +469,11 @@ export interface paths {
         delete: operations["delete_minds__mindId__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a mind's settings (users only)
+         * @description Any of `name`, `description`, `timezone` (an IANA name such as `Asia/Bangkok`; relative dates and periods of this mind are read in it; default `UTC`) and `review_agent_changes` (default true). Only the fields sent change; `description: null` clears it, `timezone: null` and `review_agent_changes: null` restore the defaults. The default mind (`default`) is patchable too, except its name, which is the userId. Answers the mind.
+         */
+        patch: operations["update_minds__mindId__patch"];
         trace?: never;
     };
     "/providers/{provider}": {
@@ -506,7 +570,7 @@ export interface components {
         ErrorInfo: {
             /**
              * Code
-             * @description invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), gone (410: a change-feed position older than what is kept), payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)
+             * @description invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), quota_exceeded (409: a limit is reached; the message names it), gone (410: a change-feed position older than what is kept), payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)
              */
             code: string;
             /**
@@ -786,6 +850,42 @@ export interface components {
          * @enum {string}
          */
         Source: "user" | "agent";
+        /**
+         * BatchIn
+         * @description POST /memory/batch: each item a `POST /memory` body, validated on its own (an invalid item is
+         *     answered 422 in its place; the others are written).
+         */
+        BatchIn: {
+            /**
+             * Memories
+             * @description 1-100 `POST /memory` bodies (each validated as that route validates its body)
+             */
+            memories: unknown[];
+        };
+        /**
+         * BatchItem
+         * @description One item's answer: the status and body `POST /memory` would answer that item alone (`memory`
+         *     for 201/200, `proposal` for 202, `error` — the envelope — for 409/422; absent otherwise).
+         */
+        BatchItem: {
+            /**
+             * Status
+             * @description 201 created, 200 updated, 202 proposed, 409 conflict/quota, 422 invalid
+             */
+            status: number;
+            memory?: components["schemas"]["Memory"];
+            /** Proposal */
+            proposal?: {
+                [key: string]: unknown;
+            };
+            /** Error */
+            error?: components["schemas"]["ErrorEnvelope"];
+        };
+        /** BatchOut */
+        BatchOut: {
+            /** Results */
+            results: components["schemas"]["BatchItem"][];
+        };
         /** MemoryList */
         MemoryList: {
             /** Memories */
@@ -950,6 +1050,46 @@ export interface components {
             userId: string;
             /** Identity */
             identity: string | null;
+        };
+        /** ImportFailure */
+        ImportFailure: {
+            /** Index */
+            index: number;
+            error: components["schemas"]["ErrorEnvelope"];
+        };
+        /**
+         * ImportIn
+         * @description POST /memory/import: records of a Synapse export (its `memory` records, each with its
+         *     `history`) or mem0 memory objects (`get_all`'s `results`).
+         */
+        ImportIn: {
+            /**
+             * Format
+             * @enum {string}
+             */
+            format: "synapse" | "mem0";
+            /** Records */
+            records: unknown[];
+        };
+        /** ImportOut */
+        ImportOut: {
+            /**
+             * Imported
+             * @description memories created
+             */
+            imported: number;
+            /**
+             * Updated
+             * @description memories that existed under the same (category, key), changed
+             */
+            updated: number;
+            /**
+             * Skipped
+             * @description records already stored exactly as given, and synapse records that are not memories
+             */
+            skipped: number;
+            /** Errors */
+            errors: components["schemas"]["ImportFailure"][];
         };
         /**
          * ChatMessage
@@ -1186,11 +1326,31 @@ export interface components {
             review_agent_changes?: boolean;
             /** Memories */
             memories: number;
+            quota: components["schemas"]["MindQuota"];
         };
         /** MindList */
         MindList: {
             /** Minds */
             minds: components["schemas"]["MindInfo"][];
+        };
+        /** MindQuota */
+        MindQuota: {
+            /** Memories */
+            memories: number;
+        };
+        /**
+         * MindPatch
+         * @description PATCH /minds/{mindId}: any of the mind's settings (the default mind's name is the userId).
+         */
+        MindPatch: {
+            /** Name */
+            name?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Timezone */
+            timezone?: string | null;
+            /** Review Agent Changes */
+            review_agent_changes?: boolean | null;
         };
         /**
          * Provider
@@ -1377,6 +1537,15 @@ export interface operations {
             };
             /** @description not_found: no mind with that id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: quota_exceeded: the user has MAX_KEYS keys */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1730,6 +1899,127 @@ export interface operations {
             };
             /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: more than one response carries (POST /me/exports writes a file) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    batch_memory_batch_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchIn"];
+            };
+        };
+        responses: {
+            /** @description Each item's answer, in order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchOut"];
+                };
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the API key lacks memory:write, or a userId that is not the caller's; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2241,6 +2531,15 @@ export interface operations {
             };
             /** @description not_found: no mind of the caller's has the X-Mind-Id given */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: quota_exceeded: the mind holds MAX_MEMORIES_PER_MIND memories */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2847,6 +3146,118 @@ export interface operations {
             };
         };
     };
+    import_memories_memory_import_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportIn"];
+            };
+        };
+        responses: {
+            /** @description What became of the records */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the API key lacks memory:write, or a userId that is not the caller's; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     ingest_route_memory_ingest_post: {
         parameters: {
             query?: never;
@@ -2910,7 +3321,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description conflict: the same ingest (Idempotency-Key) is being processed right now */
+            /** @description conflict: the same ingest (Idempotency-Key) is being processed right now; or quota_exceeded: the mind holds MAX_MEMORIES_PER_MIND memories */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3588,6 +3999,101 @@ export interface operations {
             };
         };
     };
+    timeline_memory_timeline_get: {
+        parameters: {
+            query?: {
+                from?: (string) | null;
+                to?: (string) | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryList"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the API key lacks memory:read, or a userId that is not the caller's; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     verify_memory__id__verify_post: {
         parameters: {
             query?: never;
@@ -3789,7 +4295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description conflict: a mind of that name exists already */
+            /** @description conflict: a mind of that name exists already; or quota_exceeded: the user has MAX_MINDS minds */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3896,6 +4402,126 @@ export interface operations {
             };
             /** @description conflict: the default mind cannot be deleted */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    update_minds__mindId__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mindId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MindPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MindOut"];
+                };
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: another mind has that name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

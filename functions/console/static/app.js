@@ -54,17 +54,12 @@ function when(iso) {
 }
 
 // the day a memory is about, in the mind's timezone (the one its relative dates were read in and the
-// chat prompt dates it in); the browser's own zone for a server that answers no timezone
-function mindZone() {
-  const mind = state.minds.find((m) => m.mind_id === state.mind);
-  return mind && mind.timezone ? mind.timezone : undefined;
-}
-
+// chat prompt dates it in)
 function day(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso);
   try {
-    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: mindZone() });
+    return date.toLocaleDateString(undefined, { dateStyle: "medium", timeZone: mindTimezone() });
   } catch (err) {
     return date.toLocaleDateString(undefined, { dateStyle: "medium" }); // a zone this browser lacks
   }
@@ -342,9 +337,24 @@ async function loadMinds() {
   fillMindSelect($("key-mind"), state.mind, false);
 }
 
+function currentMind() {
+  return state.minds.find((m) => m.mind_id === state.mind) || null;
+}
+
+function mindTimezone() {
+  const mind = currentMind();
+  return (mind && mind.timezone) || "UTC";
+}
+
 function mindName(id) {
   const mind = state.minds.find((m) => m.mind_id === id);
   return mind ? mind.name : id;
+}
+
+// a mind's memories against its quota: "1,234 / 100,000 memories"
+function usage(m) {
+  const n = (x) => Number(x).toLocaleString("en-US");
+  return m.quota ? `${n(m.memories)} / ${n(m.quota.memories)} memories` : `${m.memories}`;
 }
 
 function fillMindSelect(select, chosen, counts) {
@@ -352,7 +362,7 @@ function fillMindSelect(select, chosen, counts) {
     ...state.minds.map((m) =>
       el("option", {
         value: m.mind_id,
-        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${m.memories})` : ""}`,
+        text: `${m.name}${m.mind_id === "default" ? " · default" : ""}${counts ? ` (${usage(m)})` : ""}`,
         selected: m.mind_id === chosen,
       }),
     ),
@@ -381,12 +391,13 @@ function show(view) {
       tab.setAttribute("aria-current", "page");
     } else tab.removeAttribute("aria-current");
   }
-  for (const name of ["memories", "history", "sessions", "keys"]) $(`view-${name}`).hidden = name !== view;
+  for (const name of ["memories", "history", "sessions", "keys", "settings"]) $(`view-${name}`).hidden = name !== view;
   clearNotice();
   act(null, loadIdentity);
   if (view === "memories") act(null, reloadMemories);
   if (view === "sessions") act(null, loadSessions);
   if (view === "keys") act(null, loadKeys);
+  if (view === "settings") act(null, loadSettings);
 }
 
 // ---------------------------------------------------------------- memories
@@ -838,6 +849,37 @@ async function createKey(form) {
   await loadKeys();
 }
 
+// ---------------------------------------------------------------- the mind's settings
+
+function fillTimezones() {
+  const list = $("timezones");
+  if (list.childElementCount || typeof Intl.supportedValuesOf !== "function") return;
+  list.replaceChildren(...Intl.supportedValuesOf("timeZone").map((zone) => el("option", { value: zone })));
+}
+
+function renderSettings() {
+  const mind = currentMind();
+  if (!mind) return;
+  const kind = mind.mind_id === "default" ? "the default mind" : mind.mind_id;
+  $("settings-current").textContent = `“${mind.name}” (${kind}) · timezone ${mind.timezone || "UTC"}`;
+  $("settings-timezone").value = mind.timezone || "UTC";
+  $("settings-review").checked = mind.review_agent_changes !== false;
+}
+
+async function loadSettings() {
+  fillTimezones();
+  await loadMinds();
+  renderSettings();
+}
+
+async function saveSettings(form) {
+  const body = { timezone: form.timezone.value.trim(), review_agent_changes: form.review_agent_changes.checked };
+  const saved = await call("PATCH", `/minds/${encodeURIComponent(state.mind)}`, { body });
+  await loadMinds();
+  renderSettings();
+  notify(`Saved. “${saved.name}” now reads its dates in ${saved.timezone}.`, [], true);
+}
+
 // ---------------------------------------------------------------- wiring
 
 function wire() {
@@ -887,6 +929,10 @@ function wire() {
   $("key-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(event.submitter, () => createKey(event.currentTarget));
+  });
+  $("settings-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(event.submitter, () => saveSettings(event.currentTarget));
   });
   $("new-key-copy").addEventListener("click", async () => {
     try {

@@ -224,7 +224,7 @@ class AsyncSynapse:
         mind_id: str | None = None,
     ) -> Memory:
         """`PUT /memory/{id}`: only the fields given are sent (`expires_at=None` clears the expiry,
-        `valid_at=None` the moment it is about)."""
+        `valid_at=None` the memory's time)."""
         fields: dict[str, Any] = {
             "content": content,
             "tags": tags,
@@ -234,6 +234,20 @@ class AsyncSynapse:
             "valid_at": valid_at,
         }
         return await self._run(self._routes.update(memory_id, fields, mind_id))
+
+    async def timeline(
+        self,
+        *,
+        start: date | datetime | str | None = None,
+        end: date | datetime | str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        mind_id: str | None = None,
+    ) -> MemoryPage:
+        """`GET /memory/timeline`: live memories whose time (`valid_at`, else `created_at`) is in
+        `[start, end)` (the query's `from` and `to`; a date is 00:00 in the mind's timezone), oldest
+        first, one page (`.memories`, `.next_cursor`)."""
+        return await self._run(self._routes.timeline(start, end, limit, cursor, mind_id))
 
     async def delete(self, memory_id: str, *, mind_id: str | None = None) -> None:
         """`DELETE /memory/{id}` (its history goes too)."""
@@ -361,9 +375,36 @@ class AsyncSynapse:
 
     # ------------------------------------------------------------------ minds (users only)
 
-    async def create_mind(self, name: str, description: str | None = None) -> MindCreated:
+    async def create_mind(
+        self,
+        name: str,
+        description: str | None = None,
+        *,
+        timezone: str | None = None,
+        review_agent_changes: bool | None = None,
+    ) -> MindCreated:
         """`POST /minds` (`Conflict` if the name is taken)."""
-        return await self._run(self._routes.create_mind(name, description))
+        return await self._run(self._routes.create_mind(name, description, timezone, review_agent_changes))
+
+    async def update_mind(
+        self,
+        mind_id: str,
+        *,
+        name: str | Unset = UNSET,
+        description: str | Unset | None = UNSET,
+        timezone: str | Unset | None = UNSET,
+        review_agent_changes: bool | Unset | None = UNSET,
+    ) -> MindCreated:
+        """`PATCH /minds/{mindId}` (`"default"` too): only the settings given are sent; `None` clears
+        the description and restores the defaults of `timezone` (UTC) and `review_agent_changes`
+        (true). An unknown timezone is a `ValidationError`."""
+        fields: dict[str, Any] = {
+            "name": name,
+            "description": description,
+            "timezone": timezone,
+            "review_agent_changes": review_agent_changes,
+        }
+        return await self._run(self._routes.update_mind(mind_id, fields))
 
     async def minds(self) -> Minds:
         """`GET /minds`: every mind, `default` first, with its number of memories."""
@@ -400,6 +441,20 @@ class AsyncSynapse:
     async def delete_provider(self, provider: str) -> None:
         """`DELETE /providers/{provider}`."""
         return await self._run(self._routes.delete_provider(provider))
+
+    async def batch(
+        self, memories: Sequence[Mapping[str, Any]], *, mind_id: str | None = None
+    ) -> dict[str, Any]:
+        """`POST /memory/batch`: 1-100 `store` bodies (dicts: category, key, content, ...), each
+        answered in `["results"]` as `store` would answer it alone (`status`, `memory` or `error`)."""
+        return await self._run(self._routes.batch(memories, mind_id))
+
+    async def import_records(
+        self, format: str, records: Sequence[Any], *, mind_id: str | None = None
+    ) -> dict[str, Any]:
+        """`POST /memory/import`: 1-500 records, `format` "synapse" (an export's memory records) or
+        "mem0" (mem0 memory objects) → `{"imported", "updated", "skipped", "errors"}`."""
+        return await self._run(self._routes.import_records(format, records, mind_id))
 
     async def export(self) -> Export:
         """`GET /me/export`: everything stored for the user, every mind."""

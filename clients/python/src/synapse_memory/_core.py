@@ -182,6 +182,18 @@ def items(item: type[M], key: str) -> Callable[[httpx.Response], list[M]]:
     return read
 
 
+def raw(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object as answered (`batch`'s per-item results, `import`'s counts)."""
+    data = _json(response)
+    if not isinstance(data, dict):
+        raise errors.SynapseResponseError(
+            "The server's answer is not a JSON object.",
+            status=response.status_code,
+            method=response.request.method,
+        )
+    return data
+
+
 def nothing(response: httpx.Response) -> None:
     return None
 
@@ -292,11 +304,13 @@ def _timestamp(value: datetime | str | None) -> str | None:
 
 
 def _day_or_moment(value: date | datetime | str | None) -> str | None:
-    """A `valid_at`: a moment (RFC 3339, UTC), or a day (`YYYY-MM-DD`: 00:00 of it in the mind's
-    timezone, which the server applies)."""
-    if isinstance(value, datetime) or value is None or isinstance(value, str):
+    """`valid_at`, `from`, `to`: a datetime as a UTC timestamp, a date as `YYYY-MM-DD` (00:00 of that
+    day in the mind's timezone, on the server), a string as given."""
+    if isinstance(value, datetime):
         return _timestamp(value)
-    return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 def time_fields(
@@ -441,6 +455,19 @@ class Routes:
         return Call(
             "PUT", f"/memory/{_segment(memory_id)}", model(Memory), body=body, headers=self._mind(mind_id)
         )
+
+    def timeline(
+        self,
+        start: date | datetime | str | None,
+        end: date | datetime | str | None,
+        limit: int | None,
+        cursor: str | None,
+        mind_id: str | None,
+    ) -> Call[MemoryPage]:
+        params = _query(
+            **{"from": _day_or_moment(start), "to": _day_or_moment(end)}, limit=limit, cursor=cursor
+        )
+        return Call("GET", "/memory/timeline", model(MemoryPage), params=params, headers=self._mind(mind_id))
 
     def delete(self, memory_id: str, mind_id: str | None) -> Call[None]:
         return Call("DELETE", f"/memory/{_segment(memory_id)}", nothing, headers=self._mind(mind_id))
@@ -593,11 +620,25 @@ class Routes:
         return Call("GET", path, model(IdentityResult), headers=self._mind(mind_id))
 
     # --- minds (user only; no X-Mind-Id)
-    def create_mind(self, name: str, description: str | None) -> Call[MindCreated]:
+    def create_mind(
+        self,
+        name: str,
+        description: str | None,
+        timezone: str | None = None,
+        review_agent_changes: bool | None = None,
+    ) -> Call[MindCreated]:
         body: dict[str, Any] = {"name": name}
         if description is not None:
             body["description"] = description
+        if timezone is not None:
+            body["timezone"] = timezone
+        if review_agent_changes is not None:
+            body["review_agent_changes"] = review_agent_changes
         return Call("POST", "/minds", model(MindCreated), body=body)
+
+    def update_mind(self, mind_id: str, fields: dict[str, Any]) -> Call[MindCreated]:
+        body = {name: value for name, value in fields.items() if value is not UNSET}
+        return Call("PATCH", f"/minds/{_segment(mind_id)}", model(MindCreated), body=body)
 
     def minds(self) -> Call[list[Mind]]:
         return Call("GET", "/minds", items(Mind, "minds"))
@@ -631,6 +672,17 @@ class Routes:
 
     def export(self) -> Call[Export]:
         return Call("GET", "/me/export", model(Export))
+
+    # --- many memories at once (replayable: both write by key, so a repeat changes nothing new)
+    def batch(self, memories: Sequence[Mapping[str, Any]], mind_id: str | None) -> Call[dict[str, Any]]:
+        body = {"memories": [dict(m) for m in memories]}
+        return Call("POST", "/memory/batch", raw, body=body, headers=self._mind(mind_id), replayable=True)
+
+    def import_records(
+        self, format: str, records: Sequence[Any], mind_id: str | None
+    ) -> Call[dict[str, Any]]:
+        body = {"format": format, "records": list(records)}
+        return Call("POST", "/memory/import", raw, body=body, headers=self._mind(mind_id), replayable=True)
 
     def delete_me(self) -> Call[int]:
         return Call("DELETE", "/me", deleted_count)

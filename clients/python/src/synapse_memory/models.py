@@ -175,12 +175,14 @@ class IdentityResult(Answer):
 
 
 class MindCreated(Answer):
-    """`POST /minds`."""
+    """`POST /minds` and `PATCH /minds/{mindId}`: the mind and its settings."""
 
     mind_id: str
     name: str
     description: str | None = None
     created_at: datetime
+    timezone: str = "UTC"  # an IANA name: where this mind's dates and periods are read
+    review_agent_changes: bool = True
 
 
 class Mind(MindCreated):

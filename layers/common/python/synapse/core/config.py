@@ -53,6 +53,11 @@ class Settings:
     recall_cache: bool
     gemini_retry_initial_delay: float
     gemini_retry_max_delay: float
+    # quotas (409 quota_exceeded past them)
+    max_memories_per_mind: int = 100_000
+    max_minds: int = 50
+    max_keys: int = 100
+    max_webhooks: int = 10
 
 
 @per_container
@@ -82,4 +87,8 @@ def settings() -> Settings:
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
         gemini_retry_initial_delay=_seconds("GEMINI_RETRY_INITIAL_DELAY", 0.5, 60.0),
         gemini_retry_max_delay=_seconds("GEMINI_RETRY_MAX_DELAY", 2.0, 300.0),
+        max_memories_per_mind=_int("MAX_MEMORIES_PER_MIND", 100_000, 1, 10_000_000),
+        max_minds=_int("MAX_MINDS", 50, 1, 10_000),
+        max_keys=_int("MAX_KEYS", 100, 1, 100_000),
+        max_webhooks=_int("MAX_WEBHOOKS", 10, 1, 10_000),
     )

@@ -37,6 +37,12 @@ class Conflict(SynapseError):
     status, code = 409, "conflict"
 
 
+class QuotaExceeded(SynapseError):
+    """A limit of what one user or mind may hold is reached (the message names it)."""
+
+    status, code = 409, "quota_exceeded"
+
+
 class Gone(SynapseError):
     """A position (of the change feed) older than what is kept."""
 
@@ -54,6 +60,26 @@ class ValidationFailed(SynapseError):
     def at(cls, loc: list[str | int], msg: str) -> ValidationFailed:
         """One problem at `loc` (e.g. ["query", "tag"]); `msg` is a clause ("must not be blank")."""
         return cls(cls.sentence(loc, msg), details=[{"loc": loc, "msg": msg}])
+
+    @classmethod
+    def of(cls, errors: Any, prefix: tuple[str | int, ...] = ()) -> ValidationFailed:
+        """pydantic's errors (of a model validated by hand: a batch's item, an import's record) as
+        the 422 a route answers, their `loc` under `prefix` (e.g. ("body",))."""
+        details = cls.details_of(errors, prefix)
+        first: dict[str, Any] = details[0] if details else {"loc": list(prefix), "msg": "invalid value"}
+        return cls(cls.sentence(first["loc"], first["msg"]), details)
+
+    @staticmethod
+    def details_of(errors: Any, prefix: tuple[str | int, ...] = ()) -> list[dict[str, Any]]:
+        """pydantic's errors as the envelope's `details`: where (`loc`) and what (`msg`), nothing else
+        (no input echoed back, no links)."""
+        out = []
+        for e in errors:
+            loc = [*prefix, *(p if isinstance(p, int) else str(p) for p in e.get("loc", ()))]
+            msg = str(e.get("msg", "invalid value"))
+            # pydantic prefixes the text of a ValueError raised by our validators with "Value error, "
+            out.append({"loc": loc, "msg": msg.removeprefix("Value error, ")})
+        return out
 
     @staticmethod
     def sentence(loc: list[str | int], msg: str) -> str:

@@ -47,15 +47,8 @@ def raw_error(err: SynapseError) -> dict[str, Any]:
 
 
 def validation_details(errors: Any) -> list[dict[str, Any]]:
-    """pydantic's errors as the envelope's `details`: where (`loc`) and what (`msg`), nothing else
-    (no input echoed back, no links)."""
-    details = []
-    for e in errors:
-        loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
-        msg = str(e.get("msg", "invalid value"))
-        # pydantic prefixes the text of a ValueError raised by our validators with "Value error, "
-        details.append({"loc": loc, "msg": msg.removeprefix("Value error, ")})
-    return details
+    """pydantic's errors as the envelope's `details` (`ValidationFailed.details_of`)."""
+    return ValidationFailed.details_of(errors)
 
 
 def invalid(errors: Any) -> SynapseError:

@@ -66,13 +66,15 @@ def responses(
     conflict: str | None = None,
     bad_request: str | None = None,
     gone: str | None = None,
+    too_large: str | None = None,
 ) -> dict[int, OpenAPIResponse]:
     """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
     the route's return type), and the errors that kind of route can answer, in the envelope.
 
     access: public (no token), any (any valid token), read / write (the scope a key needs), user (JWTs only).
     body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
-    not_found / conflict / gone: what a 404 / 409 / 410 means on this route, when it can answer one.
+    not_found / conflict / gone / too_large: what a 404 / 409 / 410 / 413 means on this route, when it
+    can answer one.
     bad_request: what else a 400 means on this route.
     """
     answers: dict[int, OpenAPIResponse] = {}
@@ -92,6 +94,8 @@ def responses(
         errors[410] = f"gone: {gone}"
     if body:
         errors[413] = _ERRORS[413]
+    if too_large:
+        errors[413] = f"payload_too_large: {too_large}"
     if params or body:
         errors[422] = _ERRORS[422]
     errors[429] = _ERRORS[429]

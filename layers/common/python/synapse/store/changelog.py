@@ -57,6 +57,9 @@ class Version:
     seq: int = 0
     # (seq, ids) of the latest writes of at most RECENT_MAX_IDS ids, oldest first (not compared)
     recent: tuple[tuple[int, tuple[str, ...]], ...] = field(default=(), compare=False)
+    # how many memories the mind holds (the quota's counter, moved by the steps of creates and
+    # deletes); None: not counted yet (a mind written before the counter, or none written)
+    memories: int | None = field(default=None, compare=False)
 
     @property
     def token(self) -> str:
@@ -74,7 +77,8 @@ def read(space: Space) -> Version:
         (int(e["M"]["s"]["N"]), tuple(v["S"] for v in e["M"]["ids"]["L"]))
         for e in item.get("recent", {}).get("L", [])
     )
-    return Version(epoch=str(item["epoch"]["S"]), seq=int(item["seq"]["N"]), recent=recent)
+    counted = int(item["mems"]["N"]) if "mems" in item else None
+    return Version(epoch=str(item["epoch"]["S"]), seq=int(item["seq"]["N"]), recent=recent, memories=counted)
 
 
 # the changes that are not a memory's (their kind names their event: a dot, never a history word)
@@ -205,9 +209,13 @@ def from_stream(keys: Mapping[str, Any], image: Mapping[str, Any]) -> tuple[Spac
     return Space(user_of(str(keys["pk"]["S"])), key.mind_id), decode({**image, **keys})
 
 
-def step(space: Space, read_as: Version, changes: Sequence[Change]) -> list[dict[str, Any]]:
+def step(
+    space: Space, read_as: Version, changes: Sequence[Change], *, memories: int | None = None
+) -> list[dict[str, Any]]:
     """The two actions a write adds to its transaction: the next seq (conditional on the one read)
-    and its log entry, which says what the write changed (`changes`)."""
+    and its log entry, which says what the write changed (`changes`). `memories`: the mind's count
+    of memories after the write (a write that creates or deletes some); None leaves it as it is.
+    The condition on the seq read also makes the count exact: it moves only with the seq."""
     nxt = read_as.seq + 1
     # a new version item (none yet, or a first-release token) starts a new epoch
     epoch = read_as.epoch if read_as.seq > 0 else uuid.uuid4().hex
@@ -227,6 +235,9 @@ def step(space: Space, read_as: Version, changes: Sequence[Change]) -> list[dict
         "UpdateExpression": "SET seq = :next, epoch = :epoch, recent = :recent REMOVE v",
         "ExpressionAttributeValues": {":next": n(nxt), ":epoch": s(epoch), ":recent": kept},
     }
+    if memories is not None:
+        update["UpdateExpression"] = update["UpdateExpression"].replace(" REMOVE", ", mems = :mems REMOVE")
+        update["ExpressionAttributeValues"][":mems"] = n(max(0, memories))
     if read_as.seq > 0:
         update["ConditionExpression"] = "seq = :seq"
         update["ExpressionAttributeValues"][":seq"] = n(read_as.seq)

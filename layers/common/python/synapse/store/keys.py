@@ -118,6 +118,33 @@ def history_sk(mem_id: str, version: int) -> str:
     return f"{history_prefix(mem_id)}{version:08d}"
 
 
+# The timeline index (GET /memory/timeline): a sparse global secondary index over the memories only.
+# Each memory carries `tl_pk` = its mind and `tl_sk` = its moment (`valid_at`, else `created_at`, in the
+# API's fixed ISO format, which sorts as time does) and its id; history and every other item carry
+# neither, so they are not in the index. KEYS_ONLY: the index changes only when a memory is created,
+# deleted, or its moment moves, never on the other writes of a memory.
+TIMELINE_INDEX = "timeline"
+TIMELINE_PK = "tl_pk"
+TIMELINE_SK = "tl_sk"
+_TIMELINE_SEP = "#"
+
+
+def timeline_pk(space: Space) -> str:
+    return f"tl:{space.user_id}:{space.mind_id}"
+
+
+def timeline_sk(moment: str, mem_id: str) -> str:
+    """A memory's place in its mind's timeline: its moment (ISO, `...Z`), then its id (ties in id
+    order). A bare moment sorts before every place at that moment: `[from, to)` is BETWEEN from AND to."""
+    return f"{moment}{_TIMELINE_SEP}{mem_id}"
+
+
+def timeline_id(tl_sk: str) -> str:
+    """The memory id of a timeline place ("" for a value that is not one)."""
+    moment, sep, mem_id = tl_sk.rpartition(_TIMELINE_SEP)
+    return mem_id if sep and moment and is_service_id(mem_id) else ""
+
+
 def session_sk(session_id: str) -> str:
     return f"{SESSION}{session_id}"
 

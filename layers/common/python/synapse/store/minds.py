@@ -14,12 +14,11 @@ from botocore.exceptions import ClientError
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, iso, parse_iso, utcnow
 from synapse.store import changelog, db
-from synapse.store.codec import plain_item, s
+from synapse.store.codec import n, plain_item, s
 from synapse.store.keys import (
     APIKEY,
     LOOKUP_SK,
     MIND,
-    NUGGET,
     Space,
     apikey_pk,
     mind_sk,
@@ -39,6 +38,8 @@ class MindRecord:
     # `review_agent_changes`, an agent's change of a verified memory waits for a person's yes
     timezone: str = DEFAULT_TIMEZONE
     review_agent_changes: bool = True
+    # the item's revision: a settings write is conditional on the one it read (0: never changed)
+    rev: int = field(default=0, compare=False)
 
 
 @dataclass(eq=False)
@@ -139,6 +140,7 @@ def mind_from_item(raw: dict[str, Any]) -> MindRecord:
         created_at=parse_iso(raw["created_at"]),
         timezone=raw.get("timezone") or DEFAULT_TIMEZONE,
         review_agent_changes=bool(raw.get("review_agent_changes", True)),
+        rev=int(raw.get("rev") or 0),
     )
 
 
@@ -170,28 +172,70 @@ def default_mind(user_id: str) -> MindRecord:
     return record
 
 
-def count_memories(space: Space) -> int:
-    """How many memories a mind holds (a count query: read units, but no items sent)."""
-    total = 0
-    for page in _count_pages(space):
-        total += page
-    return total
-
-
-def _count_pages(space: Space) -> Any:
-    kwargs: dict[str, Any] = {
-        "TableName": db.table(),
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)",
-        "ExpressionAttributeValues": {":pk": s(space.pk), ":pre": s(space.sk(NUGGET))},
-        "Select": "COUNT",
-    }
-    while True:
-        with db.translate():
-            page = db.client().query(**kwargs)
-        yield int(page.get("Count", 0))
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+def update_mind(user_id: str, read: MindRecord, new: MindRecord) -> bool:
+    """Store a mind's new settings over the record read (PATCH /minds/{mindId}), conditional on the
+    item's revision being the one read; a new name moves the name's guard in the same transaction.
+    False: another writer changed the mind since it was read (read again). Conflict: the new name is
+    another mind's. NotFound: the mind is gone."""
+    names = {"#rev": "rev", "#d": "description", "#tz": "timezone", "#r": "review_agent_changes"}
+    values: dict[str, Any] = {":rev": n(read.rev + 1)}
+    sets, removes = ["#rev = :rev"], []
+    if new.mind_id != DEFAULT_MIND:  # the default mind's name is the userId: never stored
+        sets.append("#n = :n")
+        names["#n"] = "name"
+        values[":n"] = s(new.name)
+    if new.description:
+        sets.append("#d = :d")
+        values[":d"] = s(new.description)
+    else:
+        removes.append("#d")
+    settings = _settings(new)
+    for name, placeholder in (("timezone", "#tz"), ("review_agent_changes", "#r")):
+        if name in settings:
+            sets.append(f"{placeholder} = :{placeholder[1:]}")
+            values[f":{placeholder[1:]}"] = settings[name]
+        else:
+            removes.append(placeholder)
+    if read.rev:
+        condition, values[":read"] = "#rev = :read", n(read.rev)
+    else:
+        condition = "attribute_exists(sk) AND attribute_not_exists(#rev)"
+    pk = user_pk(user_id)
+    actions: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": db.table(),
+                "Key": db.key(pk, mind_sk(read.mind_id)),
+                "UpdateExpression": "SET "
+                + ", ".join(sets)
+                + (" REMOVE " + ", ".join(removes) if removes else ""),
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+    ]
+    renamed = new.name.casefold() != read.name.casefold() and read.mind_id != DEFAULT_MIND
+    if renamed:
+        guard = {**db.key(pk, _name_sk(new.name)), "mind_id": s(new.mind_id)}
+        actions += [
+            {
+                "Put": {
+                    "TableName": db.table(),
+                    "Item": guard,
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            },
+            {"Delete": {"TableName": db.table(), "Key": db.key(pk, _name_sk(read.name))}},
+        ]
+    failed = changelog.transact(actions)
+    if failed is None:
+        return True
+    if renamed and len(failed) > 1 and failed[1]:
+        raise Conflict("A mind with that name exists already.")
+    if failed[0] and get_mind(user_id, read.mind_id) is None:
+        raise NotFound(NO_MIND)
+    return False
 
 
 def delete_mind(user_id: str, mind_id: str) -> int:

@@ -9,14 +9,17 @@ again), and in the same transaction the version it replaces is kept as `[<mindId
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from synapse.core.errors import NotFound
+from botocore.exceptions import ClientError
+
+from synapse.core.config import settings
+from synapse.core.errors import NotFound, QuotaExceeded
 from synapse.core.models.base import PRIORITY_RANK, Category, Priority, Source, iso, parse_iso
 from synapse.core.models.base import Change as ChangeKind
 from synapse.core.models.memory import Memory, MemoryVersion
@@ -25,6 +28,9 @@ from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
     NUGGET,
+    TIMELINE_INDEX,
+    TIMELINE_PK,
+    TIMELINE_SK,
     Space,
     history_prefix,
     history_sk,
@@ -32,6 +38,11 @@ from synapse.store.keys import (
     memory_id,
     nugget_id,
     nugget_sk,
+    parse_sk,
+    timeline_id,
+    timeline_pk,
+    timeline_sk,
+    user_of,
 )
 
 # The attributes a memory answer needs (the vector stays behind: it is most of the item's bytes;
@@ -124,7 +135,8 @@ def next_version(read: Stored | None) -> int:
 class Write:
     """One memory to store: the whole memory as it is to be (its `version` is `next_version(read)`),
     a new vector (None keeps the stored one), the read it replaces (None: it must not exist yet), and
-    what kind of change it is."""
+    what kind of change it is. A create is the memory's `version` (1, or an imported memory's own,
+    its history written beside it)."""
 
     memory: Memory
     read: Stored | None
@@ -133,34 +145,40 @@ class Write:
 
     @property
     def rev(self) -> int:
-        return next_version(self.read)
+        return self.memory.version if self.read is None else next_version(self.read)
 
 
 def _version_item(space: Space, old: Stored) -> dict[str, Any]:
     """The kept copy of a version a write replaces (no vector: history is read, never scored)."""
-    m = old.memory
+    return history_item(space, old.memory.id, as_version(old))
+
+
+def history_item(space: Space, mem_id: str, v: MemoryVersion) -> dict[str, Any]:
+    """A kept version's item (a write's replaced version, or an imported memory's history)."""
     attributes = {
-        "version": m.version,
-        "content": m.content,
-        "tags": list(m.tags),
-        "priority": m.priority.value,
-        "source": m.source.value,
-        "verified": m.verified,
-        "confidence": m.confidence,
-        "expires_at": iso(m.expires_at) if m.expires_at is not None else None,
-        "updated_at": iso(m.updated_at),
-        "change": old.change.value,
-        "valid_at": iso(m.valid_at) if m.valid_at is not None else None,
+        "version": v.version,
+        "content": v.content,
+        "tags": list(v.tags),
+        "priority": v.priority.value,
+        "source": v.source.value,
+        "verified": v.verified,
+        "confidence": v.confidence,
+        "expires_at": iso(v.expires_at) if v.expires_at is not None else None,
+        "updated_at": iso(v.updated_at),
+        "change": v.change.value,
+        "valid_at": iso(v.valid_at) if v.valid_at is not None else None,
     }
     return {
-        **db.key(space.pk, space.sk(history_sk(m.id, m.version))),
-        **{k: attr(v) for k, v in attributes.items() if v is not None},
+        **db.key(space.pk, space.sk(history_sk(mem_id, v.version))),
+        **{k: attr(val) for k, val in attributes.items() if val is not None},
     }
 
 
 def _actions(space: Space, change: Write) -> list[dict[str, Any]]:
     """A change's transaction actions: the conditional update, and the kept copy of what it replaces
     (with the copy that falls out of the kept window deleted)."""
+    if change.read is None:  # a create: the whole item, on condition that there is none
+        return [{"Put": _put(space, change)}]
     actions: list[dict[str, Any]] = [{"Update": _update(space, change)}]
     if change.read is not None:
         actions.append({"Put": {"TableName": db.table(), "Item": _version_item(space, change.read)}})
@@ -169,6 +187,21 @@ def _actions(space: Space, change: Write) -> list[dict[str, Any]]:
             key = db.key(space.pk, space.sk(history_sk(change.memory.id, expired)))
             actions.append({"Delete": {"TableName": db.table(), "Key": key}})
     return actions
+
+
+def _put(space: Space, change: Write) -> dict[str, Any]:
+    """The PutItem of a create (what `_update` would set, as one item: cheaper to apply than an
+    update expression of every attribute)."""
+    item: dict[str, Any] = {
+        **db.key(space.pk, space.sk(nugget_sk(change.memory.id))),
+        "rev": n(change.rev),
+        "change": s(change.kind.value),
+        **{name: attr(value) for name, value in _attributes(change.memory).items() if value is not None},
+    }
+    if change.vector is not None:
+        vec = change.vector
+        item.update({"emb": {"B": vec.data}, "emb_model": s(vec.model), "emb_dim": n(vec.dim)})
+    return {"TableName": db.table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}
 
 
 def _update(space: Space, change: Write) -> dict[str, Any]:
@@ -185,6 +218,11 @@ def _update(space: Space, change: Write) -> dict[str, Any]:
         else:
             values[f":a{i}"] = attr(value)
             sets.append(f"#a{i} = :a{i}")
+    # the memory's place in the timeline index (unchanged keys cost the index no write)
+    names.update({"#tlp": TIMELINE_PK, "#tls": TIMELINE_SK})
+    values[":tlp"] = s(timeline_pk(space))
+    values[":tls"] = s(timeline_sk(iso(change.memory.when), change.memory.id))
+    sets += ["#tlp = :tlp", "#tls = :tls"]
     if change.vector is not None:
         vec = change.vector
         values.update({":emb": {"B": vec.data}, ":embm": s(vec.model), ":embd": n(vec.dim)})
@@ -245,8 +283,11 @@ def _commit(space: Space, part: list[Write], actions: list[list[dict[str, Any]]]
     """One transaction of changes and the version step; returns the ids whose revision lost."""
     flat = [a for acts in actions for a in acts]
     said = [log.Change.memory(c.memory.id, c.kind.value, c.rev) for c in part]
+    created = sum(1 for c in part if c.read is None)
     for attempt in range(VERSION_ATTEMPTS):
-        failed = log.transact(flat + log.step(space, log.read(space), said))
+        version = log.read(space)
+        counted = _counted(space, version, created) if created else None
+        failed = log.transact(flat + log.step(space, version, said, memories=counted))
         if failed is None:
             return []
         # each change's first action is its conditional update
@@ -256,6 +297,129 @@ def _commit(space: Space, part: list[Write], actions: list[list[dict[str, Any]]]
             return lost
         db.backoff(min(attempt, 4))  # (a short wait: the number is free again within a request's time)
     raise db.busy()
+
+
+# --- batches: many memories, one turn of the mind's version number ----------------------------------
+
+Planned = list[tuple[Write, list[dict[str, Any]]]]  # changes with their transaction actions
+
+
+def save_batch(space: Space, changes: Sequence[Write]) -> list[str]:
+    """Store many changes (at most one per memory) with ONE turn of the mind's version number, however
+    many transactions their actions need; returns the ids whose revision lost (nothing of them written:
+    their writer reads them again), where `save` would raise LostRace.
+
+    A transaction holds at most 100 actions: a create is 1, an update 2 or 3 (its kept version, and
+    the one falling out of the window). The changes past what one transaction holds beside the
+    version step go first, in transactions of up to 100 actions with no step; the last transaction
+    holds the rest, the step and the one log entry naming every change of the batch. Readers are
+    safe in that order: a reader who sees the early memories before the step sees the step later
+    and reads them again; nothing is announced that is not written. A batch of 100 creates is two
+    transactions, one turn. The count (quota) moves by the creates written, in the last step.
+    """
+    planned: Planned = [(c, _actions(space, c)) for c in changes]
+    last: Planned = []
+    size = 0
+    while planned and size + len(planned[-1][1]) <= _MAX_ACTIONS:
+        size += len(planned[-1][1])
+        last.insert(0, planned.pop())
+    written: list[Write] = []
+    lost: list[str] = []
+    while planned:  # the early part, in transactions of up to 100 actions
+        early: Planned = []
+        while planned and sum(len(a) for _, a in early) + len(planned[0][1]) <= 100:
+            early.append(planned.pop(0))
+        done, missed = _transact_part(space, early, lambda _: [])
+        written += done
+        lost += missed
+    # (every change of the last part lost: the step names the early part's alone)
+    _, missed = _transact_part(
+        space, last, lambda final: _batch_step(space, written, final), alone=bool(written)
+    )
+    return lost + missed
+
+
+def _batch_step(space: Space, early: list[Write], last: list[Write]) -> list[dict[str, Any]]:
+    """The version step of a batch: one log entry naming every change, the count moved by its creates."""
+    every = [*early, *last]
+    said = [log.Change.memory(c.memory.id, c.kind.value, c.rev) for c in every]
+    version = log.read(space)
+    created = sum(1 for c in every if c.read is None)
+    return log.step(space, version, said, memories=count(space, version) + created if created else None)
+
+
+def _transact_part(
+    space: Space,
+    part: Planned,
+    extra: Callable[[list[Write]], list[dict[str, Any]]],
+    *,
+    alone: bool = False,
+) -> tuple[list[Write], list[str]]:
+    """One transaction of changes (and `extra(their writes)`, made anew at every try): returns the
+    changes written and the ids that lost their revision (taken out before trying again). `alone`: the
+    extra actions are written even with no change (a step naming an earlier part's changes)."""
+    lost: list[str] = []
+    for attempt in range(VERSION_ATTEMPTS):
+        if not part and not alone:
+            return [], lost
+        writes = [c for c, _ in part]
+        flat = [a for _, acts in part for a in acts]
+        failed = log.transact(flat + extra(writes))
+        if failed is None:
+            return writes, lost
+        starts = [sum(len(a) for _, a in part[:i]) for i in range(len(part))]
+        out = {i for i, at in enumerate(starts) if at < len(failed) and failed[at]}
+        if out:
+            lost += [part[i][0].memory.id for i in sorted(out)]
+            part = [p for i, p in enumerate(part) if i not in out]
+            continue
+        db.backoff(min(attempt, 4))
+    raise db.busy()
+
+
+# --- the quota: the mind's count of memories, kept on its version item -------------------------------
+
+QUOTA = "This mind holds {limit} memories, its limit (MAX_MEMORIES_PER_MIND): delete some first."
+
+
+def quota() -> int:
+    return settings().max_memories_per_mind
+
+
+def count(space: Space, version: log.Version | None = None) -> int:
+    """How many memories a mind holds: the version item's counter, else (a mind written before the
+    counter) a consistent count query, once: the next write stores it."""
+    version = version if version is not None else log.read(space)
+    if version.memories is not None:
+        return version.memories
+    total = 0
+    query: dict[str, Any] = {
+        "TableName": db.table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :pre)",
+        "ExpressionAttributeValues": {":pk": s(space.pk), ":pre": s(space.sk(NUGGET))},
+        "Select": "COUNT",
+        "ConsistentRead": True,
+    }
+    while True:
+        with db.translate():
+            page = db.client().query(**query)
+        total += int(page.get("Count", 0))
+        if "LastEvaluatedKey" not in page:
+            return total
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def room(space: Space, version: log.Version | None = None) -> int:
+    """How many memories the mind may still create."""
+    return max(0, quota() - count(space, version))
+
+
+def _counted(space: Space, version: log.Version, created: int) -> int:
+    """The count after a write that creates `created` memories; QuotaExceeded past the limit."""
+    now = count(space, version)
+    if now + created > quota():
+        raise QuotaExceeded(QUOTA.format(limit=quota()))
+    return now + created
 
 
 def delete(space: Space, mem_id: str) -> Category:
@@ -278,7 +442,9 @@ def delete(space: Space, mem_id: str) -> Category:
     }
     for attempt in range(VERSION_ATTEMPTS):
         said = [log.Change.memory(mem_id, log.DELETED, found.memory.version)]
-        failed = log.transact([gone, *log.step(space, log.read(space), said)])
+        version = log.read(space)
+        step = log.step(space, version, said, memories=count(space, version) - 1)
+        failed = log.transact([gone, *step])
         if failed is None:
             return found.memory.category
         if failed and failed[0]:
@@ -561,9 +727,11 @@ def read_columns(space: Space) -> Columns:
     return columns(items)
 
 
-def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Item]:
-    """Some nugget items of a mind, consistent, in id order (BatchGetItem, 100 keys a call); an id
-    with no memory is left out."""
+def _batch_get(
+    space: Space, ids: Sequence[str], projection: str, *, consistent: bool = True
+) -> list[db.Item]:
+    """Some nugget items of a mind, in id order (BatchGetItem, 100 keys a call); an id with no memory
+    is left out."""
     found: list[db.Item] = []
     keys = [db.key(space.pk, space.sk(nugget_sk(i))) for i in dict.fromkeys(ids)]
     for start in range(0, len(keys), 100):
@@ -572,7 +740,7 @@ def _batch_get(space: Space, ids: Sequence[str], projection: str) -> list[db.Ite
                 "Keys": keys[start : start + 100],
                 "ProjectionExpression": projection,
                 "ExpressionAttributeNames": _NAMES,
-                "ConsistentRead": True,
+                "ConsistentRead": consistent,
             }
         }
         attempt = 0
@@ -599,3 +767,114 @@ def read_columns_of(space: Space, ids: Sequence[str]) -> Columns:
 def stored_of(space: Space, ids: Sequence[str]) -> dict[str, Stored]:
     """Some memories of a mind with their revisions, by id (the ones that exist)."""
     return {(st := from_item(space, item)).memory.id: st for item in _batch_get(space, ids, _ATTRS)}
+
+
+# --- the timeline: memories in the order of their moment ----------------------------------------------
+
+
+def timeline(
+    space: Space,
+    start: datetime | None,
+    end: datetime | None,
+    *,
+    after: str | None,
+    live_at: datetime,
+    page_size: int,
+) -> Iterator[tuple[str, Memory]]:
+    """A mind's live memories whose moment (`valid_at`, else `created_at`) is in `[start, end)`, oldest
+    first, each with its place in the timeline (a page's cursor), from just past the place `after`;
+    `page_size` places are read at a time (what the caller means to take, so a page reads no more).
+
+    It reads the timeline index (keys only, a few bytes a memory) a page at a time, then those
+    memories by BatchGetItem: the read costs what the caller takes, not the mind's size. The index is
+    eventually consistent, so what it names is checked again on the memory read: one deleted since is
+    left out, one whose moment moved out of the range too. BadCursor for an `after` this did not make."""
+    low = iso(start) if start is not None else "0"
+    high = iso(end) if end is not None else "~"  # "~" sorts after every ISO timestamp
+    query: dict[str, Any] = {
+        "TableName": db.table(),
+        "IndexName": TIMELINE_INDEX,
+        "KeyConditionExpression": "#p = :p AND #s BETWEEN :lo AND :hi",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+        "ExpressionAttributeValues": {":p": s(timeline_pk(space)), ":lo": s(low), ":hi": s(high)},
+        "Limit": page_size,
+    }
+    if after is not None:
+        mem_id = timeline_id(after)
+        if not mem_id:
+            raise BadCursor
+        query["ExclusiveStartKey"] = {
+            **db.key(space.pk, space.sk(nugget_sk(mem_id))),
+            TIMELINE_PK: s(timeline_pk(space)),
+            TIMELINE_SK: s(after),
+        }
+    while True:
+        with db.translate():
+            page = db.client().query(**query)
+        places = [item[TIMELINE_SK]["S"] for item in page.get("Items", [])]
+        found = {
+            (st := from_item(space, item)).memory.id: st.memory
+            for item in _batch_get(space, [timeline_id(p) for p in places], _ATTRS, consistent=False)
+        }
+        for place in places:
+            memory = found.get(timeline_id(place))
+            if memory is None or not memory.is_live(live_at):
+                continue
+            if (start is not None and memory.when < start) or (end is not None and memory.when >= end):
+                continue
+            yield place, memory
+        if "LastEvaluatedKey" not in page:
+            return
+        query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def backfill_timeline() -> int:
+    """Give the memories stored before the timeline index existed their place in it (a one-off scan of
+    the table, after an upgrade; every write since sets it). Each update is conditional on the memory
+    still having no place, so a write landing meanwhile wins; it takes no version and logs no change
+    (the index keys are not the memory's content: no event, no cache moves). Returns how many memories
+    it placed."""
+    kwargs: dict[str, Any] = {
+        "TableName": db.table(),
+        "FilterExpression": (
+            "attribute_not_exists(#p) AND attribute_exists(created_at) AND attribute_exists(#k)"
+        ),
+        "ProjectionExpression": "pk, sk, created_at, valid_at",
+        "ExpressionAttributeNames": {"#p": TIMELINE_PK, "#k": "key"},
+    }
+    placed = 0
+    while True:
+        with db.translate():
+            page = db.client().scan(**kwargs)
+        for item in page.get("Items", []):
+            raw = plain_item(item)
+            key = parse_sk(raw["sk"])
+            try:
+                user_id = user_of(raw["pk"])  # (API key lookups live outside users' partitions)
+            except ValueError:
+                continue
+            if key.kind != "nugget":
+                continue
+            space = Space(user_id, key.mind_id)
+            moment = raw.get("valid_at") or raw["created_at"]
+            try:
+                with db.translate():
+                    db.client().update_item(
+                        TableName=db.table(),
+                        Key={"pk": item["pk"], "sk": item["sk"]},
+                        UpdateExpression="SET #p = :p, #s = :s",
+                        ConditionExpression="attribute_exists(sk) AND attribute_not_exists(#p)",
+                        ExpressionAttributeNames={"#p": TIMELINE_PK, "#s": TIMELINE_SK},
+                        ExpressionAttributeValues={
+                            ":p": s(timeline_pk(space)),
+                            ":s": s(timeline_sk(iso(parse_iso(moment)), key.name)),
+                        },
+                    )
+            except ClientError as exc:
+                if not db.is_condition_failure(exc):
+                    raise
+                continue
+            placed += 1
+        if "LastEvaluatedKey" not in page:
+            return placed
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

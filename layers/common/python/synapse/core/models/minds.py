@@ -4,6 +4,7 @@ from typing import Annotated
 
 from pydantic import (
     AfterValidator,
+    StrictBool,
     StringConstraints,
 )
 
@@ -16,7 +17,7 @@ class MindIn(Body):
     name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(not_blank)]
     description: Annotated[str, StringConstraints(max_length=1000)] | None = None
     timezone: TimezoneName | None = None
-    review_agent_changes: bool | None = None
+    review_agent_changes: StrictBool | None = None
 
 
 MindName = Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(not_blank)]
@@ -29,7 +30,8 @@ class MindPatch(Body):
     name: MindName | None = None
     description: Description | None = None
     timezone: TimezoneName | None = None
-    review_agent_changes: bool | None = None
+    # a JSON boolean ("no", 0 are refused, not read as false)
+    review_agent_changes: StrictBool | None = None
 
 
 class MindOut(Model):
@@ -41,8 +43,13 @@ class MindOut(Model):
     review_agent_changes: bool = True
 
 
+class MindQuota(Model):
+    memories: int  # MAX_MEMORIES_PER_MIND
+
+
 class MindInfo(MindOut):
     memories: int
+    quota: MindQuota  # the limits of the mind, beside its usage (`memories`)
 
 
 class MindList(Model):

@@ -8,7 +8,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from synapse.core.config import settings
-from synapse.core.errors import Unauthorized, UpstreamUnavailable
+from synapse.core.errors import QuotaExceeded, Unauthorized, UpstreamUnavailable
 from synapse.core.models.account import ApiKeyCreated, ApiKeyInfo, ApiKeyList, KeyIn
 from synapse.core.models.base import USER_ID_RE, Scope, utcnow
 from synapse.core.principal import ALL_SCOPES, Principal
@@ -125,8 +125,11 @@ def verify_api_key(token: str) -> Principal:
 
 
 def create_api_key(user_id: str, body: KeyIn) -> ApiKeyCreated:
-    """POST /keys: the plain key is in this answer only."""
+    """POST /keys: the plain key is in this answer only; 409 quota_exceeded past MAX_KEYS."""
     minds.check_exists(user_id, body.mind_id)
+    limit = settings().max_keys
+    if len(credentials.list_api_keys(user_id)) >= limit:
+        raise QuotaExceeded(f"You have {limit} API keys, the limit (MAX_KEYS): delete one first.")
     record, plain = issue_api_key(user_id, body.name, [s.value for s in body.scopes], body.mind_id)
     return ApiKeyCreated(
         key_id=record.key_id,

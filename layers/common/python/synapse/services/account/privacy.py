@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from synapse.core.models.account import ExportOut, ProviderInfo
 from synapse.core.models.base import iso
-from synapse.core.models.minds import MindOut
 from synapse.services.account.auth import key_info
+from synapse.services.account.minds import out
 from synapse.store import users
 from synapse.store.keys import DEFAULT_MIND
 
@@ -19,10 +19,8 @@ def export(user_id: str) -> ExportOut:
         history=data.history,
         identity=data.identity.get(DEFAULT_MIND),
         identities=data.identity,
-        minds=[
-            MindOut(mind_id=m.mind_id, name=m.name, description=m.description, created_at=m.created_at)
-            for m in sorted(data.minds, key=lambda m: (m.created_at, m.mind_id))
-        ],
+        # each mind with its settings (timezone, review_agent_changes)
+        minds=[out(m) for m in sorted(data.minds, key=lambda m: (m.created_at, m.mind_id))],
         summaries=[
             {
                 "mind_id": mind_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from synapse.core.errors import NotFound, ValidationFailed
@@ -14,6 +14,7 @@ from synapse.core.models.base import (
     Category,
     Change,
     Source,
+    at_midnight,
     check_tag,
     utcnow,
 )
@@ -84,37 +85,61 @@ def write(
     raise db.busy()
 
 
-def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
-    """POST /memory: create, or update the memory with the same key. Returns (memory, created).
+def valid_at(mind: Mind, value: datetime | date | None) -> datetime | None:
+    """`valid_at` as a body sends it → the moment stored: a date alone is 00:00 of that day in the
+    mind's timezone (the mind's record is read only then)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return at_midnight(value, mind.timezone)
 
-    Content, source, verified and confidence are always written; tags, priority and expires_at only
-    when sent (an update keeps the old ones); created_at is kept."""
+
+def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
+    """POST /memory: create, or update the memory with the same key. Returns (memory, created)."""
     user_id = who.check_user_id(body.userId)
     space = mind.space
-    sent = body.model_fields_set
     vector = embed_document(user_id, body.content)
-
-    def make(read: nuggets.Stored | None) -> Memory:
-        now = utcnow()
-        changes: dict[str, Any] = {
-            "content": body.content,
-            **writers.of(who).stamp(body.confidence),
-            "updated_at": now,
-            **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
-        }
-        if read is not None:
-            return read.memory.model_copy(update=changes)
-        return Memory(
-            id=mem_id,
-            category=body.category,
-            key=body.key,
-            user_id=user_id,
-            created_at=now,
-            **{"tags": [], "priority": body.priority, **changes},
-        )
-
     mem_id = nuggets.id_for(space, body.category, body.key)
-    return write(space, mem_id, make, vector=vector)
+    when = dated(mind, body)
+    return write(space, mem_id, lambda read: made(who, user_id, body, mem_id, read, when), vector=vector)
+
+
+def dated(mind: Mind, body: MemoryIn) -> dict[str, Any]:
+    """The body's `valid_at` as stored (a day is 00:00 in the mind's timezone), if it was sent."""
+    return {"valid_at": valid_at(mind, body.valid_at)} if "valid_at" in body.model_fields_set else {}
+
+
+def made(
+    who: Principal,
+    user_id: str,
+    body: MemoryIn,
+    mem_id: str,
+    read: nuggets.Stored | None,
+    when: dict[str, Any] | None = None,
+) -> Memory:
+    """What a `POST /memory` body makes of the memory read (None: none yet); `POST /memory/batch`
+    makes each item with it too.
+
+    Content, source, verified and confidence are always written; tags, priority, expires_at and
+    valid_at (`when`, from `dated`) only when sent (an update keeps the old ones); created_at is kept."""
+    sent = body.model_fields_set
+    now = utcnow()
+    changes: dict[str, Any] = {
+        "content": body.content,
+        **writers.of(who).stamp(body.confidence),
+        "updated_at": now,
+        **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
+        **(when or {}),
+    }
+    if read is not None:
+        return read.memory.model_copy(update=changes)
+    return Memory(
+        id=mem_id,
+        category=body.category,
+        key=body.key,
+        user_id=user_id,
+        created_at=now,
+        **{"tags": [], "priority": body.priority, **changes},
+    )
 
 
 def get(mind: Mind, mem_id: str, as_of: datetime | None = None) -> Memory:
@@ -137,7 +162,8 @@ def _existing(read: nuggets.Stored | None) -> nuggets.Stored:
 
 
 def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memory:
-    """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key.
+    """PUT /memory/{id}: content, tags, priority, confidence, expires_at, valid_at (null clears it);
+    never category or key.
 
     Source, verified and confidence describe the last writer (a PUT without confidence sets the
     caller's default)."""
@@ -157,6 +183,8 @@ def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memor
             if value is None and name != "expires_at":
                 raise ValidationFailed.at(["body", name], "cannot be null")
             changes[name] = value
+    if "valid_at" in sent:
+        changes["valid_at"] = valid_at(mind, patch.valid_at)
     vector = embed_document(who.user_id, patch.content) if patch.content is not None else None
 
     def make(read: nuggets.Stored | None) -> Memory:
@@ -193,8 +221,8 @@ def history(mind: Mind, mem_id: str) -> MemoryHistory:
 
 
 def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
-    """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
-    version written by the caller (source and verified follow the caller, as for any write)."""
+    """POST /memory/{id}/restore: a version's content, tags, priority, confidence, expiry and valid_at,
+    as a new version written by the caller (source and verified follow the caller, as for any write)."""
     space = mind.space
     current = _existing(nuggets.get(space, mem_id))
     wanted = (
@@ -213,6 +241,7 @@ def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
                 "tags": wanted.tags,
                 "priority": wanted.priority,
                 "expires_at": wanted.expires_at,
+                "valid_at": wanted.valid_at,
                 **writers.of(who).stamp(wanted.confidence),
                 "updated_at": utcnow(),
             }
@@ -258,6 +287,45 @@ def list_page(
         return nuggets.query(mind.space, flt, limit=limit, cursor=cursor)
     except codec.BadCursor as exc:
         raise bad_cursor() from exc
+
+
+def timeline(
+    mind: Mind,
+    *,
+    start: datetime | date | None,
+    end: datetime | date | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Memory], str | None]:
+    """GET /memory/timeline: live memories whose moment (`valid_at`, else `created_at`) is in
+    `[from, to)`, oldest first, a page at a time (a date alone is 00:00 of that day in the mind's
+    timezone). The cursor is the last memory's place in the timeline, so a memory written between
+    two pages does not shift the next one."""
+    low, high = valid_at(mind, start), valid_at(mind, end)
+    if low is not None and high is not None and high <= low:
+        raise ValidationFailed.at(["query", "to"], "must be later than from")
+    after: str | None = None
+    if cursor:
+        try:
+            place = codec.decode_cursor(cursor).get("t")
+        except codec.BadCursor as exc:
+            raise bad_cursor() from exc
+        if not isinstance(place, str):
+            raise bad_cursor()
+        after = place
+    found: list[tuple[str, Memory]] = []
+    try:
+        for item in nuggets.timeline(
+            mind.space, low, high, after=after, live_at=utcnow(), page_size=limit + 1
+        ):
+            found.append(item)
+            if len(found) > limit:  # one more than asked tells there is a next page
+                break
+    except codec.BadCursor as exc:
+        raise bad_cursor() from exc
+    page = found[:limit]
+    more = len(found) > limit
+    return [m for _, m in page], codec.encode_cursor({"t": page[-1][0]}) if more else None
 
 
 def bad_cursor() -> ValidationFailed:
