@@ -37,6 +37,12 @@ class Conflict(SynapseError):
     status, code = 409, "conflict"
 
 
+class QuotaExceeded(SynapseError):
+    """A per-user or per-mind limit is reached (the message names it: MAX_WEBHOOKS, ...)."""
+
+    status, code = 409, "quota_exceeded"
+
+
 class Gone(SynapseError):
     """A position (of the change feed) older than what is kept."""
 

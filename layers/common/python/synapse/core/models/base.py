@@ -408,6 +408,7 @@ class ErrorInfo(Model):
     code: str = Field(
         description=(
             "invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), "
+            "quota_exceeded (409: a limit such as MAX_WEBHOOKS is reached; the message names it), "
             "gone (410: a change-feed position older than what is kept), payload_too_large (413), "
             "validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)"
         )
