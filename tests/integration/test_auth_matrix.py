@@ -128,6 +128,18 @@ ROUTES: dict[str, Route] = {
     "POST /mcp": Route("mcp", "any", body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "GET /me/export": Route("me_export", "user"),
     "DELETE /me": Route("me_delete", "user"),
+    # a literal public address: registering resolves nothing (tests never reach the network)
+    "POST /webhooks": Route("webhooks_create", "user", body={"url": "https://93.184.215.14/hook"}, ok=201),
+    "GET /webhooks": Route("webhooks_list", "user"),
+    "DELETE /webhooks/{webhookId}": Route(
+        "webhooks_delete", "user", path_params={"webhookId": "{webhookId}"}, ok=204
+    ),
+    "POST /webhooks/{webhookId}/test": Route(
+        "webhooks_test", "user", path_params={"webhookId": "{webhookId}"}, ok=202
+    ),
+    "GET /webhooks/{webhookId}/deliveries": Route(
+        "webhooks_deliveries", "user", path_params={"webhookId": "{webhookId}"}
+    ),
 }
 
 
@@ -220,12 +232,15 @@ class World:
 
     memory_id: str
     spare_key_id: str
-    keys: dict[str, str]  # "read", "write", "full", "revoked" → plain key
+    keys: dict[str, str]
+    webhook_id: str = ""  # "read", "write", "full", "revoked" → plain key
 
 
 def fill(route: Route, world: World) -> dict[str, str]:
     return {
-        k: v.replace("{id}", world.memory_id).replace("{keyId}", world.spare_key_id)
+        k: v.replace("{id}", world.memory_id)
+        .replace("{keyId}", world.spare_key_id)
+        .replace("{webhookId}", world.webhook_id)
         for k, v in route.path_params.items()
     }
 
@@ -327,7 +342,16 @@ def world(call: Call) -> World:
         who=ALICE,
     )
     assert gone["statusCode"] == 204
-    return World(memory_id=created["json"]["id"], spare_key_id=spare_id, keys=keys)
+    hook = call(
+        "webhooks_create", "POST", "/webhooks", body={"url": "https://93.184.215.14/alice"}, who=ALICE
+    )
+    assert hook["statusCode"] == 201, hook
+    return World(
+        memory_id=created["json"]["id"],
+        spare_key_id=spare_id,
+        keys=keys,
+        webhook_id=hook["json"]["webhook_id"],
+    )
 
 
 def put_provider_key(call: Call) -> None:

@@ -50,6 +50,12 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "authorizer": set(),
     "summarize_session": set(),
     "change_events": set(),
+    "webhooks_create": {("POST", "/webhooks")},
+    "webhooks_list": {("GET", "/webhooks")},
+    "webhooks_delete": {("DELETE", "/webhooks/{webhookId}")},
+    "webhooks_test": {("POST", "/webhooks/{webhookId}/test")},
+    "webhooks_deliveries": {("GET", "/webhooks/{webhookId}/deliveries")},
+    "webhook_delivery": set(),
 }
 PUBLIC_ROUTES = {
     ("GET", "/health"),
@@ -65,6 +71,8 @@ READ_ONLY = {
     "memory_context",
     "memory_history",
     "memory_changes",
+    "webhooks_list",
+    "webhooks_deliveries",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -93,6 +101,7 @@ KMS_DECRYPTERS = {
     "mcp",
     "memory_summarize",
     "summarize_session",
+    "webhook_delivery",  # the webhook secrets' own key (below)
 }
 
 
@@ -279,7 +288,7 @@ def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
 
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
     # Given every function outside the read-only set (and GET /minds, above)
-    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events"}:
+    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events", "webhooks_test"}:
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname
@@ -289,7 +298,7 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
         return {d for d in ROUTES if policy in _policy_names(functions[_camel(d)]["Properties"])}
 
     assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
-    assert having("KMSEncryptPolicy") == {"providers_put"}
+    assert having("KMSEncryptPolicy") == {"providers_put", "webhooks_create"}
     # And only ingest (SessionSummaryDue) and the change events publish events; ingest keeps
     # idempotency records, DELETE /me deletes them
     assert having("EventBridgePutEventsPolicy") == {"memory_ingest", "change_events"}
@@ -462,7 +471,8 @@ def _http_route_samples() -> list[Path]:
 
 def test_http_route_samples_are_most_samples() -> None:
     # the filter above must not quietly drop the samples it is meant to check
-    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 4
+    # (the others: the authorizer's two, the summary event, the stream batch, the webhook queue batch)
+    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 5
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)

@@ -53,6 +53,12 @@ class Settings:
     recall_cache: bool
     gemini_retry_initial_delay: float
     gemini_retry_max_delay: float
+    # webhooks: the secrets' own KMS key (only delivery may decrypt), the delivery queue, the limits
+    webhook_kms_key_id: str | None = None
+    webhook_queue_url: str | None = None
+    max_webhooks: int = 10
+    webhook_retry_base_seconds: int = 30
+    webhook_allow_private: bool = False
 
 
 @per_container
@@ -82,4 +88,10 @@ def settings() -> Settings:
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
         gemini_retry_initial_delay=_seconds("GEMINI_RETRY_INITIAL_DELAY", 0.5, 60.0),
         gemini_retry_max_delay=_seconds("GEMINI_RETRY_MAX_DELAY", 2.0, 300.0),
+        webhook_kms_key_id=_opt("WEBHOOK_KMS_KEY_ID"),
+        webhook_queue_url=_opt("WEBHOOK_QUEUE_URL"),
+        max_webhooks=_int("MAX_WEBHOOKS", 10, 0, 1000),
+        webhook_retry_base_seconds=_int("WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 900),
+        # the local run's receivers on this machine (http, loopback); never set on AWS
+        webhook_allow_private=_opt("LOCAL_WEBHOOK_ALLOW_PRIVATE") in ("1", "on", "true", "True"),
     )
