@@ -8,4 +8,11 @@
 export { jwtSubject, Synapse } from "./src/client.ts";
 export type { CallOptions, IngestOptions, SynapseOptions, Token } from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
+export {
+  signWebhook,
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_S,
+  WebhookVerificationError,
+} from "./src/webhooks.ts";
+export type { VerifyOptions } from "./src/webhooks.ts";
 export type * from "./src/types.ts";

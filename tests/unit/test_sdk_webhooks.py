@@ -3,9 +3,13 @@ SDK's webhook and change-feed calls (a mock transport: no network)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
 import time
 from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
 
 import httpx
 import pytest
@@ -13,6 +17,19 @@ from standardwebhooks.webhooks import Webhook
 
 from synapse.services.webhooks import registry
 from synapse_memory import Gone, QuotaExceeded, Synapse, webhooks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _ts_types() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("ts_types", ROOT / "clients/typescript/scripts/ts_types.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ts_types = _ts_types()
 
 BODY = b'{"type":"memory.created","timestamp":"2026-12-04T10:00:00Z","data":{"seq":3,"note":"\xe0\xb8\x81"}}'
 
@@ -168,3 +185,37 @@ def test_quota_and_gone_are_their_own_errors() -> None:
             mem.create_webhook("https://h")
         with pytest.raises(Gone):
             mem.changes(1)
+
+
+def test_the_typescript_helper_verifies_what_the_reference_library_signs(tmp_path: Path) -> None:
+    # Given signatures made by the reference library (bodies in Thai and English, several secrets)
+    vectors = []
+    for i, text in enumerate(["Lives in Chiang Mai", "ไปหาหมอฟัน (3 ธ.ค. 2569)", 'quote " and \\ slash']):
+        secret = registry.new_secret()
+        at = datetime(2026, 12, 4, 10, 0, i, tzinfo=UTC)
+        body = json.dumps(
+            {"type": "memory.created", "data": {"seq": i + 1, "content": text}}, ensure_ascii=False
+        )
+        msg_id = f"msg_{i:032x}"
+        vectors.append(
+            {
+                "secret": secret,
+                "id": msg_id,
+                "timestamp": int(at.timestamp()),
+                "body": body,
+                "signature": Webhook(secret).sign(msg_id, at, body.encode()),
+            }
+        )
+    path = tmp_path / "vectors.json"
+    path.write_text(json.dumps(vectors, ensure_ascii=False), encoding="utf-8")
+    # When the TypeScript client's tests verify them (Deno, offline)
+    proc = subprocess.run(
+        [ts_types.deno_bin(), "test", "--frozen", "--allow-read", "--allow-env", "webhooks_test.ts"],
+        cwd=ROOT / "clients" / "typescript",
+        env={**ts_types.deno_env(), "WEBHOOK_VECTORS": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # Then every one verifies and is signed the same, and tampered ones are refused
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
