@@ -22,7 +22,18 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "fleet", "e2e", "throughput")
+SECTIONS = (
+    "scoring",
+    "cost",
+    "overlap",
+    "coldstart",
+    "ingest",
+    "chatturn",
+    "fleet",
+    "e2e",
+    "throughput",
+    "webhooks",
+)
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -99,6 +110,10 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], 
         from bench import e2e
 
         return e2e.throughput(per_client=8 if quick else 24, seed_n=50 if quick else 200, log=_log)
+    elif section == "webhooks":
+        from bench import webhooks
+
+        return webhooks.run(quick, log=_log)
     raise SystemExit(f"unknown section {section!r}; one of {', '.join(SECTIONS)}")
 
 
