@@ -148,3 +148,18 @@ def test_a_slow_receiver_times_out(allow_private: None) -> None:
         receiver.pause = 1.5
         answer = urls.post(receiver.url, b"{}", {}, timeout=0.5)
         assert answer.status_code is None and answer.error is not None and "no answer" in answer.error
+
+
+def test_the_local_setting_resolves_nothing_at_registration(
+    allow_private: None, names: dict[str, list[str]]
+) -> None:
+    # a name is only resolved when a delivery connects (locally nothing is refused by address)
+    assert urls.check("http://not-registered.test/hook", registering=True).host == "not-registered.test"
+    with pytest.raises(urls.UnsafeUrl, match="resolve"):
+        urls.check("http://not-registered.test/hook")
+
+
+def test_on_aws_a_name_is_resolved_and_checked_at_registration(names: dict[str, list[str]]) -> None:
+    names["inward.test"] = ["10.0.0.5"]
+    with pytest.raises(urls.UnsafeUrl, match="public"):
+        urls.check("https://inward.test/hook", registering=True)

@@ -54,7 +54,7 @@ def _info(record: store.WebhookRecord) -> WebhookInfo:
 
 def create(user_id: str, body: WebhookIn) -> WebhookCreated:
     try:
-        urls.check(body.url)
+        urls.check(body.url, registering=True)
     except urls.UnsafeUrl as exc:
         raise ValidationFailed.at(["body", "url"], str(exc)) from exc
     if body.mind_id is not None and body.mind_id != DEFAULT_MIND:

@@ -64,8 +64,10 @@ def is_public(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
-def check(url: str) -> Target:
-    """The URL's target if it may receive deliveries now; UnsafeUrl otherwise."""
+def check(url: str, *, registering: bool = False) -> Target:
+    """The URL's target if it may receive deliveries now; UnsafeUrl otherwise. `registering` (the
+    registration) where every address is allowed (the local setting) resolves nothing: there is
+    nothing to check yet, and a name is resolved at each delivery anyway."""
     allow_private = settings().webhook_allow_private
     try:
         parts = urlsplit(url)
@@ -85,6 +87,8 @@ def check(url: str) -> Target:
         literal = ipaddress.ip_address(host)
         addresses = [str(literal)]
     except ValueError:
+        if allow_private and registering:
+            return Target(parts.scheme, host, port, parts.path or "/", "")
         try:
             addresses = _resolver(host, port)
         except (OSError, UnicodeError) as exc:
