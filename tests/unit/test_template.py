@@ -571,3 +571,43 @@ def test_snapstart_on_gives_every_function_snapshots_and_an_alias_and_off_neithe
         # read the Globals section, so it stays on each function)
         assert "AutoPublishAlias" in res["Properties"], name
     assert "AutoPublishAlias" not in glob
+
+
+def test_webhooks_go_from_the_bus_through_a_queue_with_a_dead_letter_queue_and_only_delivery_decrypts(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    resources = template["Resources"]
+    # Given the rule on MemoryBus: every change event, to the webhook queue (which lets the rule send)
+    rule = resources["WebhookEventsRule"]["Properties"]
+    assert rule["EventBusName"] == {"Ref": "MemoryBus"}
+    assert rule["EventPattern"]["source"] == ["synapse.memory"]
+    assert len(rule["EventPattern"]["detail-type"]) == 9
+    assert rule["Targets"] == [{"Id": "webhook-queue", "Arn": {"Fn::GetAtt": ["WebhookQueue", "Arn"]}}]
+    statement = resources["WebhookQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    assert statement["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": ["WebhookEventsRule", "Arn"]}}
+    }
+    # And the queue keeps messages 14 days, with a dead-letter queue past the retries' receives
+    queue = resources["WebhookQueue"]["Properties"]
+    assert queue["MessageRetentionPeriod"] == 1209600
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]}
+    assert queue["RedrivePolicy"]["maxReceiveCount"] > 8
+    # And the delivery function reads it, reporting partial failures, within the visibility timeout
+    props = functions["WebhookDeliveryFunction"]["Properties"]
+    (source,) = props["Events"].values()
+    assert source["Type"] == "SQS"
+    assert source["Properties"]["Queue"] == {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+    assert source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert queue["VisibilityTimeout"] >= 6 * props["Timeout"]
+
+    # And the secrets' key: only the delivery function decrypts with it, only POST /webhooks encrypts
+    def with_key(policy: str) -> set[str]:
+        return {
+            name
+            for name, fn in functions.items()
+            for p in fn["Properties"].get("Policies") or []
+            if isinstance(p, dict) and p.get(policy) == {"KeyId": {"Ref": "WebhookKey"}}
+        }
+
+    assert with_key("KMSDecryptPolicy") == {"WebhookDeliveryFunction"}
+    assert with_key("KMSEncryptPolicy") == {"WebhooksCreateFunction"}
