@@ -36,6 +36,7 @@ SECTIONS = (
     "throughput",
     "periods",
     "temporal",
+    "webhooks",
 )
 
 
@@ -121,6 +122,10 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], 
         from bench import temporal
 
         return temporal.run_local(log=_log)
+    elif section == "webhooks":
+        from bench import webhooks
+
+        return webhooks.run(quick, log=_log)
     raise SystemExit(f"unknown section {section!r}; one of {', '.join(SECTIONS)}")
 
 

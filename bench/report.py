@@ -442,6 +442,40 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{speedup}×; {tp['mix']}; failed {pool['failed'] + one['failed']}",
                 )
             )
+    wh = results.get("webhooks")
+    if wh:
+        lat = wh["latency"]
+        d = lat.get("delivery_ms") or {}
+        rows.append(
+            _check(
+                f"webhook delivery latency, local run ({lat['delivered']}/{lat['writes']} writes)",
+                f"p50 {d.get('median_ms')} / p95 {d.get('p95_ms')} ms",
+                "info (from the write's answer to the receiver's request)",
+                lat["delivered"] == lat["writes"],
+            )
+        )
+        wc = wh["write_cost"]
+        rows.append(
+            _check(
+                "write latency with 3 webhooks (p50)",
+                f"{wc['three_webhooks_ms']['median_ms']} ms",
+                "≤ 1.1× without",
+                wc["ratio_p50"] <= 1.1,
+                f"no webhook: {wc['no_webhook_ms']['median_ms']} ms",
+                f"{wc['ratio_p50']}×, {wc['writes_each']} writes each, interleaved",
+            )
+        )
+        rc = wh["recovery"]
+        rows.append(
+            _check(
+                f"receiver down {rc['down_s']} s then up: every event arrives",
+                f"missing {rc['missing']} of {rc['writes']}; recovered in {rc['recovered_s']} s",
+                "none missing, one id per event, seq order",
+                rc["missing"] == 0 and rc["one_id_per_event"] and rc["seq_order_matches_writes"],
+                "",
+                f"{rc['requests']} requests in all (retries included)",
+            )
+        )
     rows += _time_rows(results)
     return rows
 

@@ -143,8 +143,10 @@ class EventDispatcher:
         invoke: Callable[[str, dict[str, Any]], Any],
         backoff: float = 0.5,
         on_done: Callable[[int], None] | None = None,
+        to_queue: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.rules = rules
+        self.to_queue = to_queue  # a rule whose target is a queue (local/queues.py) sends to it
         self.invoke = invoke
         self.backoff = backoff
         self.on_done = on_done
@@ -200,7 +202,14 @@ class EventDispatcher:
     def _deliver(self, item: Delivery, rule: RuleDef) -> None:
         for attempt in range(rule.retries + 1):
             try:
-                self.invoke(rule.function, item.event)
+                if rule.queue is not None:
+                    if self.to_queue is None:
+                        raise RuntimeError(
+                            f"rule {rule.name} targets queue {rule.queue}, and no queue is run"
+                        )
+                    self.to_queue(rule.queue, item.event)
+                else:
+                    self.invoke(rule.function, item.event)
                 self.delivered += 1
                 return
             except Exception as exc:  # noqa: BLE001 - like EventBridge: retry, then give up and log
@@ -208,10 +217,10 @@ class EventDispatcher:
                     "event %s (%s) to %s failed on attempt %d: %s",
                     item.event["id"],
                     item.event["detail-type"],
-                    rule.function,
+                    rule.queue or rule.function,
                     attempt + 1,
                     reason(exc),
                 )
                 time.sleep(self.backoff * (2**attempt))
         self.failed += 1
-        log.error("event %s to %s dropped after retries", item.event["id"], rule.function)
+        log.error("event %s to %s dropped after retries", item.event["id"], rule.queue or rule.function)

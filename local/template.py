@@ -97,6 +97,17 @@ class RuleDef:
     bus: str  # resolved bus name ("default" when unset)
     pattern: dict[str, Any]
     retries: int
+    queue: str | None = None  # an AWS::Events::Rule whose target is an SQS queue: its logical id
+
+
+@dataclass(frozen=True)
+class QueueSourceDef:
+    """A function's `SQS` event: the queue (logical id) Lambda polls for it, and its batch size."""
+
+    name: str
+    function: str
+    queue: str
+    batch_size: int
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,8 @@ class Template:
     rules: list[RuleDef] = field(default_factory=list)
     streams: list[StreamSourceDef] = field(default_factory=list)
     schedules: list[ScheduleDef] = field(default_factory=list)
+    queue_sources: list[QueueSourceDef] = field(default_factory=list)
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -209,6 +222,7 @@ def parse(path: Path) -> Template:
     tpl.tables = tpl.resources_of("AWS::DynamoDB::Table")
     tpl.buses = tpl.resources_of("AWS::Events::EventBus")
     tpl.keys = tpl.resources_of("AWS::KMS::Key")
+    tpl.queues = tpl.resources_of("AWS::SQS::Queue")
 
     glob = ((raw.get("Globals") or {}).get("Function")) or {}
     glob_env = ((glob.get("Environment") or {}).get("Variables")) or {}
@@ -270,6 +284,30 @@ def parse(path: Path) -> Template:
                 tpl.streams.append(_stream_source(tpl, name, ev_name, ev_props))
             elif ev.get("Type") in ("Schedule", "ScheduleV2"):
                 tpl.schedules.append(ScheduleDef(name, str(ev_props.get("ScheduleExpression", ""))))
+            elif ev.get("Type") == "SQS":
+                queue = _getatt_resource(ev_props.get("Queue"))
+                if queue is None or queue not in tpl.queues:
+                    raise ValueError(f"{name}.{ev_name}: Queue must be !GetAtt <a queue of the template>.Arn")
+                batch = ev_props.get("BatchSize", 10)
+                tpl.queue_sources.append(
+                    QueueSourceDef(f"{name}.{ev_name}", name, queue, batch if isinstance(batch, int) else 10)
+                )
+
+    # rules of their own (AWS::Events::Rule) whose targets are queues of the template
+    for name, props in tpl.resources_of("AWS::Events::Rule").items():
+        bus_ref = props.get("EventBusName")
+        bus = (
+            tpl.bus_name(ref)
+            if (ref := _ref_name(bus_ref)) and ref in tpl.buses
+            else str(bus_ref or "default")
+        )
+        for target in props.get("Targets") or []:
+            queue = _getatt_resource(target.get("Arn")) if isinstance(target, dict) else None
+            if queue in tpl.queues:
+                pattern = dict(props.get("EventPattern") or {})
+                tpl.rules.append(
+                    RuleDef(name=name, function="", bus=bus, pattern=pattern, retries=2, queue=queue)
+                )
 
     tpl.authorizer = _find_authorizer(tpl)
     tpl.cors = _find_cors(tpl)

@@ -96,10 +96,16 @@ def _private_key(key_spec: str) -> Any:
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """moto with the tables created from template.yaml's own definitions, the bus and the KMS key."""
+    """moto with the tables created from template.yaml's own definitions, the bus, the KMS keys and the
+    webhook queue."""
     monkeypatch.setattr(kms_models, "generate_private_key", _private_key)
     with mock_aws():
         monkeypatch.setenv("KMS_KEY_ID", create_aws(TABLE, IDEMPOTENCY, "MemoryBus"))
+        # webhooks: the secrets' own key, and the delivery queue
+        monkeypatch.setenv("WEBHOOK_KMS_KEY_ID", boto3.client("kms").create_key()["KeyMetadata"]["KeyId"])
+        monkeypatch.setenv(
+            "WEBHOOK_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="webhooks")["QueueUrl"]
+        )
         state.reset()
         yield boto3.client("dynamodb")
 

@@ -7,7 +7,7 @@
  */
 // node:assert, not jsr:@std/assert: only the npm registry is reachable from the test machines
 import assert from "node:assert/strict";
-import { isProposal, jwtSubject, Synapse, SynapseError } from "./mod.ts";
+import { isProposal, jwtSubject, Synapse, SynapseError, verifyWebhook } from "./mod.ts";
 import type { Memory, ProposalAnswer, RecallOut } from "./mod.ts";
 
 const env = (name: string): string => {
@@ -258,6 +258,44 @@ Deno.test("keys, providers and export", async () => {
   assertEquals((await synapse.providers.list()).providers, []);
   const exported = await synapse.export();
   assert(exported.memories.length >= 1);
+});
+
+Deno.test("webhooks: a receiver gets a signed delivery, and the changes feed lists the write", async () => {
+  // a receiver on this machine (the local run allows loopback)
+  const received: { body: string; headers: Headers }[] = [];
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    received.push({ body: await req.text(), headers: req.headers });
+    return new Response("ok");
+  });
+  try {
+    const hook = await synapse.webhooks.create({
+      url: `http://127.0.0.1:${server.addr.port}/hook`,
+      events: ["memory.created"],
+    });
+    assert(hook.secret.startsWith("whsec_"));
+    const before = await synapse.memories.changes({ after: 0 });
+    const memory = await synapse.memories.create({
+      category: "fact",
+      key: "ts_hooked",
+      content: "Told by a webhook",
+    });
+    for (let i = 0; i < 150 && !received.length; i++) await new Promise((r) => setTimeout(r, 200));
+    assertEquals(received.length, 1);
+    const payload = await verifyWebhook<{ type: string; data: { memoryId: string } }>(
+      hook.secret,
+      received[0].body,
+      received[0].headers,
+    );
+    assertEquals([payload.type, payload.data.memoryId], ["memory.created", memory.id]);
+    const log = await synapse.webhooks.deliveries(hook.webhook_id, { limit: 5 });
+    assertEquals(log.deliveries[0].status_code, 200);
+    assert((await synapse.webhooks.list()).webhooks.some((w) => w.webhook_id === hook.webhook_id));
+    await synapse.webhooks.delete(hook.webhook_id);
+    const after = await synapse.memories.changes({ after: before.next_after });
+    assert(after.changes.some((c) => c.memory_id === memory.id && c.change === "created"));
+  } finally {
+    await server.shutdown();
+  }
 });
 
 Deno.test("errors are SynapseError with the envelope's status, code, message and details", async () => {

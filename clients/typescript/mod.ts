@@ -15,4 +15,11 @@ export type {
 } from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
 export { isProposal } from "./src/types.ts";
+export {
+  signWebhook,
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_S,
+  WebhookVerificationError,
+} from "./src/webhooks.ts";
+export type { VerifyOptions } from "./src/webhooks.ts";
 export type * from "./src/types.ts";

@@ -22,6 +22,7 @@ import jwt as pyjwt
 import pytest
 import requests
 
+from harness.receiver import running_receiver
 from tests.e2e.conftest import LocalServer
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -752,6 +753,32 @@ def test_providers_set_see_the_hint_and_remove_the_users_gemini_key(
     item.locator("button.remove-provider").click()
     expect(page.locator("#providers")).to_contain_text("No key of your own")
     assert api("GET", "/providers").json()["providers"] == []
+
+
+def test_webhooks_and_their_last_deliveries(sign_in: Callable[..., Page], user: Any) -> None:
+    # Given a webhook of the user on a receiver of this machine, and a write it was told of
+    _, api, _ = user
+    with running_receiver() as receiver:
+        created = api("POST", "/webhooks", {"url": receiver.url, "events": ["memory.created"]})
+        assert created.status_code == 201, created.text
+        hook = created.json()
+        wrote = api(
+            "POST",
+            "/memory",
+            {"category": "note", "key": f"hooked_{uuid.uuid4().hex[:6]}", "content": "Told"},
+        )
+        assert wrote.status_code in (200, 201), wrote.text
+        assert receiver.wait_for(1, timeout=30), "the receiver got no delivery"
+        # When the Webhooks tab is opened
+        page = sign_in()
+        page.click(".tab[data-view=webhooks]")
+        item = page.locator(f"li.webhook[data-webhook-id='{hook['webhook_id']}']")
+        # Then it lists the webhook (never its secret) and its delivery
+        expect(item).to_contain_text(receiver.url)
+        expect(item).to_contain_text("memory.created")
+        expect(item.locator("table.deliveries tbody tr").first).to_contain_text("HTTP 200")
+        assert hook["secret"] not in (page.locator("#webhooks").text_content() or "")
+        api("DELETE", f"/webhooks/{hook['webhook_id']}")
 
 
 # ---------------------------------------------------------------- errors in words

@@ -155,6 +155,18 @@ ROUTES: dict[str, Route] = {
     "POST /mcp": Route("mcp", "any", body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "GET /me/export": Route("me_export", "user"),
     "DELETE /me": Route("me_delete", "user"),
+    # a literal public address: registering resolves nothing (tests never reach the network)
+    "POST /webhooks": Route("webhooks_create", "user", body={"url": "https://93.184.215.14/hook"}, ok=201),
+    "GET /webhooks": Route("webhooks_list", "user"),
+    "DELETE /webhooks/{webhookId}": Route(
+        "webhooks_delete", "user", path_params={"webhookId": "{webhookId}"}, ok=204
+    ),
+    "POST /webhooks/{webhookId}/test": Route(
+        "webhooks_test", "user", path_params={"webhookId": "{webhookId}"}, ok=202
+    ),
+    "GET /webhooks/{webhookId}/deliveries": Route(
+        "webhooks_deliveries", "user", path_params={"webhookId": "{webhookId}"}
+    ),
 }
 
 
@@ -249,6 +261,7 @@ class World:
     spare_key_id: str
     keys: dict[str, str]  # "read", "write", "full", "revoked" → plain key
     proposal_id: str = ""
+    webhook_id: str = ""
 
 
 def fill(route: Route, world: World) -> dict[str, str]:
@@ -256,6 +269,7 @@ def fill(route: Route, world: World) -> dict[str, str]:
         k: v.replace("{id}", world.memory_id)
         .replace("{keyId}", world.spare_key_id)
         .replace("{proposalId}", world.proposal_id)
+        .replace("{webhookId}", world.webhook_id)
         for k, v in route.path_params.items()
     }
 
@@ -369,11 +383,17 @@ def world(call: Call) -> World:
         who=agent(),
     )
     assert proposed["statusCode"] == 202, proposed
+    # and she registered a webhook
+    hook = call(
+        "webhooks_create", "POST", "/webhooks", body={"url": "https://93.184.215.14/alice"}, who=ALICE
+    )
+    assert hook["statusCode"] == 201, hook
     return World(
         memory_id=mem_id,
         spare_key_id=spare_id,
         keys=keys,
         proposal_id=proposed["json"]["proposal"]["proposal_id"],
+        webhook_id=hook["json"]["webhook_id"],
     )
 
 

@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "http": 5,  # resolver, envelope, OpenAPI, body checks, entrypoint, MCP, SnapStart
 }
 # the service domains, in the order they may import each other (chat uses memory, memory uses account)
-DOMAINS = {"account": 0, "memory": 1, "chat": 2}
+DOMAINS = {"account": 0, "memory": 1, "chat": 2, "webhooks": 3}
 MAX_MODULES = 10  # per folder (its __init__ not counted)
 RANK = LAYERS
 # sort-key and partition prefixes of the table: only store/keys.py spells them

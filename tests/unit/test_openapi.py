@@ -63,6 +63,11 @@ EXPECTED: dict[str, set[str]] = {
     "DELETE /providers/{provider}": {"204", "404", "422"} | AUTH,
     "GET /me/export": {"200"} | AUTH,
     "DELETE /me": {"200"} | AUTH,
+    "POST /webhooks": {"201", "404", "409"} | AUTH | BODY,
+    "GET /webhooks": {"200"} | AUTH,
+    "DELETE /webhooks/{webhookId}": {"204", "404"} | AUTH,
+    "POST /webhooks/{webhookId}/test": {"202", "404"} | AUTH,
+    "GET /webhooks/{webhookId}/deliveries": {"200", "404", "422"} | AUTH,
 }
 PUBLIC = {"GET /health", "GET /openapi.json", "GET /docs"}
 
@@ -115,6 +120,7 @@ def test_every_error_is_the_envelope_and_nothing_is_powertools_own_422() -> None
                     "forbidden",
                     "not_found",
                     "conflict",
+                    "quota_exceeded",
                     "gone",
                     "payload_too_large",
                     "validation_error",

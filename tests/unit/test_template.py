@@ -59,6 +59,12 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "change_events": set(),
     "minds_consolidate": {("POST", "/minds/{mindId}/consolidate")},
     "consolidate_daily": set(),
+    "webhooks_create": {("POST", "/webhooks")},
+    "webhooks_list": {("GET", "/webhooks")},
+    "webhooks_delete": {("DELETE", "/webhooks/{webhookId}")},
+    "webhooks_test": {("POST", "/webhooks/{webhookId}/test")},
+    "webhooks_deliveries": {("GET", "/webhooks/{webhookId}/deliveries")},
+    "webhook_delivery": set(),
 }
 PUBLIC_ROUTES = {
     ("GET", "/health"),
@@ -76,6 +82,8 @@ READ_ONLY = {
     "memory_history",
     "memory_changes",
     "memory_timeline",
+    "webhooks_list",
+    "webhooks_deliveries",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -109,6 +117,7 @@ KMS_DECRYPTERS = {
     "mcp",
     "memory_summarize",
     "summarize_session",
+    "webhook_delivery",  # the webhook secrets' own key (below)
 }
 
 
@@ -295,7 +304,7 @@ def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
 
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
     # Given every function outside the read-only set (and GET /minds, above)
-    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events"}:
+    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events", "webhooks_test"}:
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname
@@ -305,7 +314,7 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
         return {d for d in ROUTES if policy in _policy_names(functions[_camel(d)]["Properties"])}
 
     assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
-    assert having("KMSEncryptPolicy") == {"providers_put"}
+    assert having("KMSEncryptPolicy") == {"providers_put", "webhooks_create"}
     # And only ingest (SessionSummaryDue) and the change events publish events; ingest keeps
     # idempotency records, DELETE /me deletes them
     assert having("EventBridgePutEventsPolicy") == {"memory_ingest", "change_events"}
@@ -491,8 +500,9 @@ def _http_route_samples() -> list[Path]:
 
 def test_http_route_samples_are_most_samples() -> None:
     # the filter above must not quietly drop the samples it is meant to check
-    # (five are not: two authorizer requests, SessionSummaryDue, the stream batch, the daily schedule)
-    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 5
+    # (six are not: two authorizer requests, SessionSummaryDue, the stream batch, the daily schedule,
+    # the webhook queue batch)
+    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 6
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)
@@ -591,3 +601,43 @@ def test_snapstart_on_gives_every_function_snapshots_and_an_alias_and_off_neithe
         # read the Globals section, so it stays on each function)
         assert "AutoPublishAlias" in res["Properties"], name
     assert "AutoPublishAlias" not in glob
+
+
+def test_webhooks_go_from_the_bus_through_a_queue_with_a_dead_letter_queue_and_only_delivery_decrypts(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    resources = template["Resources"]
+    # Given the rule on MemoryBus: every change event, to the webhook queue (which lets the rule send)
+    rule = resources["WebhookEventsRule"]["Properties"]
+    assert rule["EventBusName"] == {"Ref": "MemoryBus"}
+    assert rule["EventPattern"]["source"] == ["synapse.memory"]
+    assert len(rule["EventPattern"]["detail-type"]) == 9
+    assert rule["Targets"] == [{"Id": "webhook-queue", "Arn": {"Fn::GetAtt": ["WebhookQueue", "Arn"]}}]
+    statement = resources["WebhookQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    assert statement["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": ["WebhookEventsRule", "Arn"]}}
+    }
+    # And the queue keeps messages 14 days, with a dead-letter queue past the retries' receives
+    queue = resources["WebhookQueue"]["Properties"]
+    assert queue["MessageRetentionPeriod"] == 1209600
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]}
+    assert queue["RedrivePolicy"]["maxReceiveCount"] > 8
+    # And the delivery function reads it, reporting partial failures, within the visibility timeout
+    props = functions["WebhookDeliveryFunction"]["Properties"]
+    (source,) = props["Events"].values()
+    assert source["Type"] == "SQS"
+    assert source["Properties"]["Queue"] == {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+    assert source["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert queue["VisibilityTimeout"] >= 6 * props["Timeout"]
+
+    # And the secrets' key: only the delivery function decrypts with it, only POST /webhooks encrypts
+    def with_key(policy: str) -> set[str]:
+        return {
+            name
+            for name, fn in functions.items()
+            for p in fn["Properties"].get("Policies") or []
+            if isinstance(p, dict) and p.get(policy) == {"KeyId": {"Ref": "WebhookKey"}}
+        }
+
+    assert with_key("KMSDecryptPolicy") == {"WebhookDeliveryFunction"}
+    assert with_key("KMSEncryptPolicy") == {"WebhooksCreateFunction"}

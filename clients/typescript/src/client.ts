@@ -214,6 +214,12 @@ export class Synapse {
     /** Memories expiring within a window (`30m`, `24h`, `7d`; default 7d), soonest first. */
     expiring: (within?: string, o?: CallOptions): Promise<AnswerOf<"/memory/expiring", "get">> =>
       this.#call({ method: "GET", path: "/memory/expiring", query: { within }, retry: true }, o),
+    /** The mind's changes after a position (`after`: a seq), oldest first; 410 `gone` past 7 days. */
+    changes: (
+      query: QueryOf<"/memory/changes", "get"> = {},
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/memory/changes", "get">> =>
+      this.#call({ method: "GET", path: "/memory/changes", query, retry: true }, o),
     /** Every kept version, the current one first. */
     history: (id: string, o?: CallOptions): Promise<AnswerOf<"/memory/{id}/history", "get">> =>
       this.#call({ method: "GET", path: `/memory/${segment(id)}/history`, retry: true }, o),
@@ -395,6 +401,35 @@ export class Synapse {
       this.#call({ method: "GET", path: "/providers", retry: true }, o),
     delete: (provider: string, o?: CallOptions): Promise<void> =>
       this.#call({ method: "DELETE", path: `/providers/${segment(provider)}`, retry: true }, o),
+  };
+
+  /** Webhooks (users only): signed deliveries of every change; verify them with `verifyWebhook`. */
+  readonly webhooks = {
+    /** Register a URL (https, public); the answer's `secret` is shown this once. */
+    create: (
+      body: BodyOf<"/webhooks", "post">,
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/webhooks", "post">> =>
+      this.#call({ method: "POST", path: "/webhooks", body }, o),
+    list: (o?: CallOptions): Promise<AnswerOf<"/webhooks", "get">> =>
+      this.#call({ method: "GET", path: "/webhooks", retry: true }, o),
+    delete: (webhookId: string, o?: CallOptions): Promise<void> =>
+      this.#call({ method: "DELETE", path: `/webhooks/${segment(webhookId)}`, retry: true }, o),
+    /** Queue a signed `webhook.test` delivery. */
+    test: (webhookId: string, o?: CallOptions): Promise<unknown> =>
+      this.#call({ method: "POST", path: `/webhooks/${segment(webhookId)}/test` }, o),
+    /** The latest delivery attempts, newest first. */
+    deliveries: (
+      webhookId: string,
+      query: QueryOf<"/webhooks/{webhookId}/deliveries", "get"> = {},
+      o?: CallOptions,
+    ): Promise<AnswerOf<"/webhooks/{webhookId}/deliveries", "get">> =>
+      this.#call({
+        method: "GET",
+        path: `/webhooks/${segment(webhookId)}/deliveries`,
+        query,
+        retry: true,
+      }, o),
   };
 
   /** Everything stored for the user, every mind (GET /me/export). */

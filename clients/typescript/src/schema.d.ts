@@ -579,6 +579,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhooks (users only) */
+        get: operations["list_webhooks_webhooks_get"];
+        put?: never;
+        /**
+         * Register a webhook (users only)
+         * @description Deliveries are HTTPS POSTs of `{type, timestamp, data}` signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); verify them with its libraries and the `secret` of this answer (shown once). Any 2xx within 10 s is success; otherwise retried with growing waits for more than 24 hours, the same `webhook-id` each time. A webhook failing for 5 days is disabled. The URL must be https to a public address (422 otherwise).
+         */
+        post: operations["create_webhook_webhooks_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook (users only) */
+        delete: operations["delete_webhook_webhooks__webhookId__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's latest delivery attempts, newest first (users only)
+         * @description Kept 7 days. `error` holds a short excerpt of a failed answer at most, never its body.
+         */
+        get: operations["webhook_deliveries_webhooks__webhookId__deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery (users only)
+         * @description Queues a `webhook.test` delivery, signed and retried like any other; see its deliveries.
+         */
+        post: operations["test_webhook_webhooks__webhookId__test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1548,6 +1626,110 @@ export interface components {
         ProviderIn: {
             /** Api Key */
             api_key: string;
+        };
+        /**
+         * EventType
+         * @description The event types of MemoryBus a webhook may ask for (API.md, "Events and webhooks").
+         * @enum {string}
+         */
+        EventType: "memory.created" | "memory.updated" | "memory.deleted" | "memory.verified" | "memory.restored" | "memory.superseded" | "proposal.created" | "summary.created" | "mind.deleted";
+        /** WebhookCreated */
+        WebhookCreated: {
+            /** Webhook Id */
+            webhook_id: string;
+            /** Url */
+            url: string;
+            /** Events */
+            events: string[];
+            /** Mind Id */
+            mind_id: string | null;
+            /**
+             * Secret
+             * @description `whsec_` + base64: the signing secret (Standard Webhooks), in this answer only
+             */
+            secret: string;
+            /** Created At */
+            created_at: string;
+        };
+        /** WebhookIn */
+        WebhookIn: {
+            /**
+             * Url
+             * @description https to a public address (checked now and at every delivery); redirects not followed
+             * @example https://example.com/synapse-hook
+             */
+            url: string;
+            /**
+             * Events
+             * @description The event types to deliver; none: all
+             */
+            events?: components["schemas"]["EventType"][] | null;
+            /**
+             * Mind Id
+             * @description Only this mind's events; none: every mind
+             */
+            mind_id?: string | null;
+        };
+        /** DeliveryAttempt */
+        DeliveryAttempt: {
+            /**
+             * Event Id
+             * @description The `webhook-id` header: the same on every attempt of one event
+             */
+            event_id: string;
+            /** Type */
+            type: string;
+            /**
+             * Attempt
+             * @description 1 for the first attempt, then each retry
+             */
+            attempt: number;
+            /**
+             * Status Code
+             * @description The receiver's HTTP status; null: no answer
+             */
+            status_code: number | null;
+            /**
+             * Error
+             * @description Why the attempt failed (a short excerpt of the receiver's answer at most); null: success
+             */
+            error: string | null;
+            /** At */
+            at: string;
+        };
+        /** DeliveryList */
+        DeliveryList: {
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** WebhookInfo */
+        WebhookInfo: {
+            /** Webhook Id */
+            webhook_id: string;
+            /** Url */
+            url: string;
+            /**
+             * Events
+             * @description The event types delivered (every type when registered without)
+             */
+            events: string[];
+            /**
+             * Mind Id
+             * @description The one mind whose events are delivered; null: every mind
+             */
+            mind_id: string | null;
+            /** Created At */
+            created_at: string;
+            /**
+             * Disabled At
+             * @description When deliveries stopped after failing for 5 days; null: active
+             */
+            disabled_at?: string | null;
+        };
+        /** WebhookList */
+        WebhookList: {
+            /** Webhooks */
+            webhooks: components["schemas"]["WebhookInfo"][];
         };
     };
     responses: never;
@@ -5383,6 +5565,445 @@ export interface operations {
             };
             /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_webhooks_webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_webhook_webhooks_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Registered; the secret is in this answer only */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description quota_exceeded: the user has MAX_WEBHOOKS webhooks (10 by default) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body is larger than 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_webhook_webhooks__webhookId__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no webhook with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webhook_deliveries_webhooks__webhookId__deliveries_get: {
+        parameters: {
+            query?: {
+                /** @description Attempts at most */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no webhook with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    test_webhook_webhooks__webhookId__test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no webhook with that id */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

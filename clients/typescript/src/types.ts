@@ -50,6 +50,14 @@ export type ProviderList = Schemas["ProviderList"];
 export type ExportOut = Schemas["ExportOut"];
 export type Deleted = Schemas["Deleted"];
 export type Health = Schemas["Health"];
+export type MemoryChanges = Schemas["MemoryChanges"];
+export type MemoryChange = Schemas["MemoryChange"];
+export type WebhookIn = Schemas["WebhookIn"];
+export type WebhookCreated = Schemas["WebhookCreated"];
+export type WebhookInfo = Schemas["WebhookInfo"];
+export type WebhookList = Schemas["WebhookList"];
+export type DeliveryAttempt = Schemas["DeliveryAttempt"];
+export type DeliveryList = Schemas["DeliveryList"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
 export type ErrorDetail = Schemas["ErrorDetail"];
 // Review (third release)

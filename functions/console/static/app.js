@@ -391,7 +391,7 @@ function show(view) {
       tab.setAttribute("aria-current", "page");
     } else tab.removeAttribute("aria-current");
   }
-  for (const name of ["memories", "history", "review", "sessions", "keys", "settings", "providers"]) {
+  for (const name of ["memories", "history", "review", "sessions", "keys", "settings", "providers", "webhooks"]) {
     $(`view-${name}`).hidden = name !== view;
   }
   clearNotice();
@@ -403,6 +403,7 @@ function show(view) {
   if (view === "sessions") act(null, loadSessions);
   if (view === "keys") act(null, loadKeys);
   if (view === "settings") act(null, loadSettings);
+  if (view === "webhooks") act(null, loadWebhooks);
 }
 
 // ---------------------------------------------------------------- memories
@@ -1005,6 +1006,71 @@ async function lookupSummaries(sessionId) {
     ...(chunks.length
       ? chunks.map(summaryItem)
       : [el("li", { class: "status", text: `No summaries of “${sessionId}” in this mind.` })]),
+  );
+}
+
+// ---------------------------------------------------------------- API keys
+
+// ---------------------------------------------------------------- webhooks
+
+const LAST_DELIVERIES = 5;
+
+async function loadWebhooks() {
+  const data = await call("GET", "/webhooks");
+  const hooks = data.webhooks || [];
+  if (!hooks.length) {
+    $("webhooks").replaceChildren(el("li", { class: "status", text: "No webhooks yet." }));
+    return;
+  }
+  const logs = await Promise.all(
+    hooks.map((h) =>
+      call("GET", `/webhooks/${encodeURIComponent(h.webhook_id)}/deliveries`, {
+        query: { limit: LAST_DELIVERIES },
+      }),
+    ),
+  );
+  $("webhooks").replaceChildren(...hooks.map((h, i) => webhookItem(h, logs[i].deliveries || [])));
+}
+
+function webhookItem(h, deliveries) {
+  const all = (h.events || []).length >= 9;
+  return el(
+    "li",
+    { class: "key webhook", dataset: { webhookId: h.webhook_id } },
+    el(
+      "div",
+      { class: "head" },
+      el("code", { class: "webhook-url", text: h.url }),
+      h.disabled_at ? el("span", { class: "badge danger-badge", text: `disabled ${when(h.disabled_at)}` }) : null,
+      el("span", { class: "badge", text: `mind: ${h.mind_id ? mindName(h.mind_id) : "every mind"}` }),
+      el("span", { class: "badge", text: all ? "every event" : h.events.join(", ") }),
+    ),
+    el("p", { class: "meta", text: `created ${when(h.created_at)}` }),
+    deliveries.length
+      ? el(
+          "table",
+          { class: "deliveries", "aria-label": "Latest deliveries" },
+          el(
+            "thead",
+            {},
+            el("tr", {}, ...["When", "Event", "Attempt", "Answer"].map((t) => el("th", { text: t }))),
+          ),
+          el(
+            "tbody",
+            {},
+            ...deliveries.map((d) =>
+              el(
+                "tr",
+                { class: d.error ? "failed" : "ok" },
+                el("td", { text: when(d.at) }),
+                el("td", { text: d.type }),
+                el("td", { text: String(d.attempt) }),
+                el("td", { text: d.error ? d.error : `HTTP ${d.status_code}` }),
+              ),
+            ),
+          ),
+        )
+      : el("p", { class: "status", text: "No deliveries yet." }),
   );
 }
 

@@ -19,11 +19,13 @@ from synapse_memory.models import (
     Category,
     Consolidated,
     ContextResult,
+    DeliveryAttempt,
     Export,
     Health,
     IdentityResult,
     IngestResult,
     Memory,
+    MemoryChanges,
     MemoryPage,
     MemoryVersion,
     Mind,
@@ -37,6 +39,8 @@ from synapse_memory.models import (
     ScoredMemory,
     SummaryChunk,
     SummaryResult,
+    Webhook,
+    WebhookCreated,
 )
 
 T = TypeVar("T")
@@ -48,6 +52,8 @@ Chunks: TypeAlias = list[SummaryChunk]
 Minds: TypeAlias = list[Mind]
 Keys: TypeAlias = list[ApiKey]
 Providers: TypeAlias = list[Provider]
+Webhooks: TypeAlias = list[Webhook]
+Deliveries: TypeAlias = list[DeliveryAttempt]
 
 
 class AsyncSynapse:
@@ -508,6 +514,38 @@ class AsyncSynapse:
         """`POST /memory/import`: 1-500 records, `format` "synapse" (an export's memory records) or
         "mem0" (mem0 memory objects) → `{"imported", "updated", "skipped", "errors"}`."""
         return await self._run(self._routes.import_records(format, records, mind_id))
+
+    # ------------------------------------------------------------------ the change feed, webhooks
+
+    async def changes(
+        self, after: int = 0, *, limit: int | None = None, mind_id: str | None = None
+    ) -> MemoryChanges:
+        """`GET /memory/changes`: the mind's changes after `after` (a seq), oldest first; ask for
+        `after=page.next_after` next. A position older than what is kept raises `Gone`."""
+        return await self._run(self._routes.changes(after, limit, mind_id))
+
+    async def create_webhook(
+        self, url: str, *, events: Sequence[str] | None = None, mind_id: str | None = None
+    ) -> WebhookCreated:
+        """`POST /webhooks` (users only): `.secret` verifies deliveries (`synapse_memory.webhooks.verify`),
+        shown once. No `events`: every type; no `mind_id`: every mind."""
+        return await self._run(self._routes.create_webhook(url, events, mind_id))
+
+    async def webhooks(self) -> Webhooks:
+        """`GET /webhooks`: never their secrets; `disabled_at` set once one failed for 5 days."""
+        return await self._run(self._routes.webhooks())
+
+    async def delete_webhook(self, webhook_id: str) -> None:
+        """`DELETE /webhooks/{webhookId}`."""
+        return await self._run(self._routes.delete_webhook(webhook_id))
+
+    async def test_webhook(self, webhook_id: str) -> None:
+        """`POST /webhooks/{webhookId}/test`: a signed `webhook.test` delivery is queued."""
+        return await self._run(self._routes.test_webhook(webhook_id))
+
+    async def webhook_deliveries(self, webhook_id: str, *, limit: int | None = None) -> Deliveries:
+        """`GET /webhooks/{webhookId}/deliveries`: the latest attempts, newest first."""
+        return await self._run(self._routes.webhook_deliveries(webhook_id, limit))
 
     async def export(self) -> Export:
         """`GET /me/export`: everything stored for the user, every mind."""

@@ -29,11 +29,13 @@ from synapse_memory.models import (
     ApiKeyCreated,
     Consolidated,
     ContextResult,
+    DeliveryAttempt,
     Export,
     Health,
     IdentityResult,
     IngestResult,
     Memory,
+    MemoryChanges,
     MemoryPage,
     MemoryVersion,
     Message,
@@ -46,6 +48,8 @@ from synapse_memory.models import (
     ScoredMemory,
     SummaryChunk,
     SummaryResult,
+    Webhook,
+    WebhookCreated,
 )
 
 T = TypeVar("T")
@@ -728,6 +732,35 @@ class Routes:
 
     def delete_provider(self, provider: str) -> Call[None]:
         return Call("DELETE", f"/providers/{_segment(provider)}", nothing)
+
+    def changes(self, after: int, limit: int | None, mind_id: str | None) -> Call[MemoryChanges]:
+        params = _query(after=after, limit=limit)
+        return Call(
+            "GET", "/memory/changes", model(MemoryChanges), params=params, headers=self._mind(mind_id)
+        )
+
+    def create_webhook(
+        self, url: str, events: Sequence[str] | None, mind_id: str | None
+    ) -> Call[WebhookCreated]:
+        body: dict[str, Any] = {"url": url}
+        if events is not None:
+            body["events"] = list(events)
+        if mind_id is not None:
+            body["mind_id"] = mind_id
+        return Call("POST", "/webhooks", model(WebhookCreated), body=body)
+
+    def webhooks(self) -> Call[list[Webhook]]:
+        return Call("GET", "/webhooks", items(Webhook, "webhooks"))
+
+    def delete_webhook(self, webhook_id: str) -> Call[None]:
+        return Call("DELETE", f"/webhooks/{_segment(webhook_id)}", nothing)
+
+    def test_webhook(self, webhook_id: str) -> Call[None]:
+        return Call("POST", f"/webhooks/{_segment(webhook_id)}/test", nothing)
+
+    def webhook_deliveries(self, webhook_id: str, limit: int | None) -> Call[list[DeliveryAttempt]]:
+        path = f"/webhooks/{_segment(webhook_id)}/deliveries"
+        return Call("GET", path, items(DeliveryAttempt, "deliveries"), params=_query(limit=limit))
 
     def export(self) -> Call[Export]:
         return Call("GET", "/me/export", model(Export))

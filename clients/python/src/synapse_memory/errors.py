@@ -108,6 +108,20 @@ class Conflict(SynapseError):
     default_status = 409
 
 
+class QuotaExceeded(Conflict):
+    """409 `quota_exceeded`: a limit is reached (the message names it: MAX_WEBHOOKS, ...)."""
+
+    default_code = "quota_exceeded"
+    default_status = 409
+
+
+class Gone(SynapseError):
+    """410 `gone`: a change-feed position older than what the server keeps (7 days)."""
+
+    default_code = "gone"
+    default_status = 410
+
+
 class PayloadTooLarge(SynapseError):
     """413 `payload_too_large`: the body is over 256 KiB."""
 
@@ -168,7 +182,9 @@ BY_CODE: dict[str, type[SynapseError]] = {
         Unauthorized,
         Forbidden,
         NotFound,
-        Conflict,
+        QuotaExceeded,
+        Conflict,  # after QuotaExceeded: a 409 without the envelope is a Conflict
+        Gone,
         PayloadTooLarge,
         ValidationError,
         RateLimited,

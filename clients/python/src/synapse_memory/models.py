@@ -17,11 +17,14 @@ __all__ = [
     "Category",
     "Consolidated",
     "ContextResult",
+    "DeliveryAttempt",
     "Export",
     "Health",
     "IdentityResult",
     "IngestResult",
     "Memory",
+    "MemoryChange",
+    "MemoryChanges",
     "MemoryPage",
     "MemoryVersion",
     "Message",
@@ -40,6 +43,8 @@ __all__ = [
     "ScoredMemory",
     "SummaryChunk",
     "SummaryResult",
+    "Webhook",
+    "WebhookCreated",
 ]
 
 Category = Literal["identity", "preference", "fact", "project", "skill", "mistake", "context", "note"]
@@ -307,3 +312,61 @@ class Message(BaseModel):
     role: Role
     content: str
     created_at: datetime | str | None = None
+
+
+# --- the change feed and webhooks ------------------------------------------------------------------
+
+
+class MemoryChange(Answer):
+    """One row of `GET /memory/changes`."""
+
+    seq: int
+    at: datetime
+    memory_id: str
+    change: str
+    version: int
+
+
+class MemoryChanges(Answer):
+    """A page of `GET /memory/changes`: ask for `after=next_after` next."""
+
+    changes: list[MemoryChange]
+    next_after: int
+
+
+class Webhook(Answer):
+    """One of `GET /webhooks` (never its secret)."""
+
+    webhook_id: str
+    url: str
+    events: list[str]
+    mind_id: str | None = None
+    created_at: datetime
+    disabled_at: datetime | None = None
+
+
+class WebhookCreated(Answer):
+    """`POST /webhooks`: `secret` (whsec_...) verifies deliveries, shown this once."""
+
+    webhook_id: str
+    url: str
+    events: list[str]
+    mind_id: str | None = None
+    secret: str
+    created_at: datetime
+
+    def __repr__(self) -> str:  # the secret stays out of reprs and logs
+        return f"WebhookCreated(webhook_id={self.webhook_id!r}, url={self.url!r}, events={self.events!r})"
+
+    __str__ = __repr__
+
+
+class DeliveryAttempt(Answer):
+    """One of `GET /webhooks/{id}/deliveries`."""
+
+    event_id: str
+    type: str
+    attempt: int
+    status_code: int | None = None
+    error: str | None = None
+    at: datetime

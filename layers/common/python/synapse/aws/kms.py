@@ -1,4 +1,5 @@
-"""KMS envelope for users' provider API keys: the encryption context binds a ciphertext to its owner."""
+"""KMS envelopes: users' provider API keys, and webhook signing secrets (their own key, which only the
+delivery function may decrypt). The encryption context binds a ciphertext to its owner."""
 
 from __future__ import annotations
 
@@ -29,13 +30,31 @@ def _context(user_id: str, provider: str) -> dict[str, str]:
 
 
 def encrypt(user_id: str, provider: str, plaintext: str) -> bytes:
-    key_id = settings().kms_key_id
+    return _encrypt(settings().kms_key_id, _context(user_id, provider), plaintext, "provider keys")
+
+
+def decrypt(user_id: str, provider: str, ciphertext: bytes) -> str:
+    return _decrypt(_context(user_id, provider), ciphertext)
+
+
+def _webhook_context(user_id: str, webhook_id: str) -> dict[str, str]:
+    return {"userId": user_id, "webhook": webhook_id}
+
+
+def encrypt_webhook_secret(user_id: str, webhook_id: str, secret: str) -> bytes:
+    key_id = settings().webhook_kms_key_id
+    return _encrypt(key_id, _webhook_context(user_id, webhook_id), secret, "webhook secrets")
+
+
+def decrypt_webhook_secret(user_id: str, webhook_id: str, ciphertext: bytes) -> str:
+    return _decrypt(_webhook_context(user_id, webhook_id), ciphertext)
+
+
+def _encrypt(key_id: str | None, context: dict[str, str], plaintext: str, what: str) -> bytes:
     if not key_id:
-        raise UpstreamUnavailable("No encryption key is configured for provider keys.", retry_after=60)
+        raise UpstreamUnavailable(f"No encryption key is configured for {what}.", retry_after=60)
     try:
-        answer = client().encrypt(
-            KeyId=key_id, Plaintext=plaintext.encode(), EncryptionContext=_context(user_id, provider)
-        )
+        answer = client().encrypt(KeyId=key_id, Plaintext=plaintext.encode(), EncryptionContext=context)
     except (ClientError, BotoCoreError) as exc:
         raise UpstreamUnavailable(
             "The key service is unavailable; try again shortly.", retry_after=5
@@ -43,9 +62,9 @@ def encrypt(user_id: str, provider: str, plaintext: str) -> bytes:
     return bytes(answer["CiphertextBlob"])
 
 
-def decrypt(user_id: str, provider: str, ciphertext: bytes) -> str:
+def _decrypt(context: dict[str, str], ciphertext: bytes) -> str:
     try:
-        answer = client().decrypt(CiphertextBlob=ciphertext, EncryptionContext=_context(user_id, provider))
+        answer = client().decrypt(CiphertextBlob=ciphertext, EncryptionContext=context)
     except ClientError as exc:
         code = exc.response.get("Error", {}).get("Code", "")
         if code in ("InvalidCiphertextException", "IncorrectKeyException", "AccessDeniedException"):

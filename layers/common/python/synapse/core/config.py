@@ -59,6 +59,11 @@ class Settings:
     max_keys: int = 100
     max_webhooks: int = 10
     consolidate_after_days: int = 30
+    # webhooks: the secrets' own KMS key (only delivery may decrypt), the delivery queue, the limits
+    webhook_kms_key_id: str | None = None
+    webhook_queue_url: str | None = None
+    webhook_retry_base_seconds: int = 30
+    webhook_allow_private: bool = False
 
 
 @per_container
@@ -94,4 +99,9 @@ def settings() -> Settings:
         max_webhooks=_int("MAX_WEBHOOKS", 10, 1, 10_000),
         # Review: unverified low-priority memories not updated for this long are summarized
         consolidate_after_days=_int("CONSOLIDATE_AFTER_DAYS", 30, 0, 3650),
+        webhook_kms_key_id=_opt("WEBHOOK_KMS_KEY_ID"),
+        webhook_queue_url=_opt("WEBHOOK_QUEUE_URL"),
+        webhook_retry_base_seconds=_int("WEBHOOK_RETRY_BASE_SECONDS", 30, 1, 900),
+        # the local run's receivers on this machine (http, loopback); never set on AWS
+        webhook_allow_private=_opt("LOCAL_WEBHOOK_ALLOW_PRIVATE") in ("1", "on", "true", "True"),
     )

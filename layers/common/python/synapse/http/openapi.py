@@ -83,6 +83,7 @@ def responses(
     bad_request: str | None = None,
     gone: str | None = None,
     too_large: str | None = None,
+    quota: str | None = None,
 ) -> dict[int, OpenAPIResponse]:
     """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
     the route's return type), and the errors that kind of route can answer, in the envelope.
@@ -90,7 +91,7 @@ def responses(
     access: public (no token), any (any valid token), read / write (the scope a key needs), user (JWTs only).
     body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
     not_found / conflict / gone / too_large: what a 404 / 409 / 410 / 413 means on this route, when it
-    can answer one.
+    can answer one; quota: the limit whose 409 quota_exceeded this route can answer.
     bad_request: what else a 400 means on this route.
     """
     answers: dict[int, OpenAPIResponse] = {}
@@ -106,6 +107,8 @@ def responses(
         errors[404] = f"not_found: {not_found}"
     if conflict:
         errors[409] = f"conflict: {conflict}"
+    if quota:
+        errors[409] = (errors[409] + "; or " if 409 in errors else "") + f"quota_exceeded: {quota}"
     if gone:
         errors[410] = f"gone: {gone}"
     if body:

@@ -28,6 +28,8 @@ APIKEY = "apikey:"
 PROVIDER = "provider:"
 MIND = "mind:"
 PROPOSAL = "prop:"
+WEBHOOK = "webhook:"
+DELIVERY = "whd:"  # a webhook's delivery log: whd:<webhookId>:<ms since the epoch, 13 digits>:<n>
 LOOKUP_SK = "key"
 
 
@@ -192,6 +194,19 @@ def provider_sk(provider: str) -> str:
     return f"{PROVIDER}{provider}"
 
 
+def webhook_sk(webhook_id: str) -> str:
+    return f"{WEBHOOK}{webhook_id}"
+
+
+def delivery_prefix(webhook_id: str) -> str:
+    return f"{DELIVERY}{webhook_id}:"
+
+
+def delivery_sk(webhook_id: str, at_ms: int, unique: str) -> str:
+    """Newest last in the sort order: the log is read backwards."""
+    return f"{delivery_prefix(webhook_id)}{at_ms:013d}:{unique}"
+
+
 def mind_sk(mind_id: str) -> str:
     return f"{MIND}{mind_id}"
 
@@ -202,7 +217,7 @@ class ParsedKey:
     session and a number (a message's sequence) or a name (a memory id, a provider, a key id)."""
 
     # nugget history identity version change session message summary marker apikey provider mind
-    # proposal other
+    # proposal webhook delivery other
     kind: str
     name: str = ""
     session_id: str = ""
@@ -244,6 +259,10 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("provider", name=rest)
     if head == "mind":
         return ParsedKey("mind", name=rest, mind_id=rest)
+    if head == "webhook":
+        return ParsedKey("webhook", name=rest)
+    if head == "whd":
+        return ParsedKey("delivery", name=rest.partition(":")[0])
     if head == "mindname":
         return ParsedKey("mindname", name=rest)
     return ParsedKey("other", name=sk)

@@ -1,0 +1,1 @@
+"""Webhooks: registrations, the URL guard, and delivery (signed, retried, logged)."""
