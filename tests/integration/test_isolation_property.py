@@ -125,6 +125,14 @@ def run_isolation(call: Call, double: GeminiDouble) -> None:
         def all_ids(self) -> list[tuple[Owner, str]]:
             return [(o, m) for o in self.owners for m in o.memories]
 
+        def held(self, answer: dict[str, Any], who: dict[str, Any], memory: Mem | None) -> bool:
+            """An agent's change of a memory a person verified is a proposal (Review, on by default)."""
+            if memory is None or not memory.verified or who["kind"] == "user":
+                return False
+            assert answer["statusCode"] == 202, answer["body"]
+            assert answer["json"]["proposal"]["source"] == "agent", answer["body"]
+            return True
+
         def remember(self, owner: Owner, memory: dict[str, Any]) -> None:
             assert memory["user_id"] == owner.uid, memory
             owner.memories[memory["id"]] = Mem(
@@ -169,7 +177,11 @@ def run_isolation(call: Call, double: GeminiDouble) -> None:
             answer = self.send(owner, "memory_create", "POST", "/memory", body=body, who=who)
             if "memory:write" not in scopes:
                 return self.refused(answer, 403, "forbidden")
-            existed = any(m.category == category and m.key == key for m in owner.memories.values())
+            existed = next(
+                (m for m in owner.memories.values() if (m.category, m.key) == (category, key)), None
+            )
+            if self.held(answer, who, existed):
+                return
             assert answer["statusCode"] == (200 if existed else 201), answer["body"]
             assert answer["json"]["content"] == body["content"]
             self.remember(owner, answer["json"])
@@ -195,6 +207,8 @@ def run_isolation(call: Call, double: GeminiDouble) -> None:
                 return self.refused(answer, 403, "forbidden")
             if target is not owner:
                 return self.refused(answer, 404, "not_found")
+            if self.held(answer, who, owner.memories[mid]):
+                return
             assert answer["statusCode"] == 200, answer["body"]
             self.remember(owner, answer["json"])
 
@@ -239,6 +253,8 @@ def run_isolation(call: Call, double: GeminiDouble) -> None:
                 return self.refused(answer, 403, "forbidden")
             if target is not owner:
                 return self.refused(answer, 404, "not_found")
+            if self.held(answer, who, owner.memories[mid]):
+                return
             assert answer["statusCode"] == 204
             del owner.memories[mid]
 

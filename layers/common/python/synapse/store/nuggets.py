@@ -199,6 +199,9 @@ def _put(space: Space, change: Write) -> dict[str, Any]:
         "rev": n(change.rev),
         "change": s(change.kind.value),
         **{name: attr(value) for name, value in _attributes(change.memory).items() if value is not None},
+        # its place in the timeline index, as `_update` sets it
+        TIMELINE_PK: s(timeline_pk(space)),
+        TIMELINE_SK: s(timeline_sk(iso(change.memory.when), change.memory.id)),
     }
     if change.vector is not None:
         vec = change.vector
