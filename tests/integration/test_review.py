@@ -125,7 +125,19 @@ def _forget(call: Call, m: dict[str, Any]) -> dict[str, Any]:
     return dict(result["structuredContent"]["proposal"])
 
 
+def _batch(call: Call, m: dict[str, Any]) -> dict[str, Any]:
+    # (beside a new memory of another key, which is written as it would be alone)
+    items = [{**NAME, "content": "ชื่อ สมชาย"}, {"category": "note", "key": "batch_other", "content": "x"}]
+    answer = call("memory_batch", "POST", "/memory/batch", body={"memories": items}, who=agent())
+    assert answer["statusCode"] == 200, answer["body"]
+    held, other = answer["json"]["results"]
+    assert held["status"] == 202 and "memory" not in held, held
+    assert other["status"] == 201 and other["memory"]["verified"] is False, other
+    return dict(held["proposal"])
+
+
 PATHS: dict[str, tuple[Path, str]] = {
+    "POST /memory/batch": (_batch, "update"),
     "POST /memory": (_post, "update"),
     "PUT /memory/{id}": (_put, "update"),
     "DELETE /memory/{id}": (_delete, "delete"),

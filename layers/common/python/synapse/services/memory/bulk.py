@@ -29,10 +29,11 @@ from synapse.core.models.bulk import (
     SynapseRecord,
 )
 from synapse.core.models.memory import Memory, MemoryIn, MemoryVersion
+from synapse.core.models.review import Proposal, ProposalKind
 from synapse.core.principal import Principal
 from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
-from synapse.store import codec, db, nuggets
+from synapse.store import codec, db, nuggets, proposals
 from synapse.store.keys import Space
 from synapse.store.minds import Mind
 
@@ -52,6 +53,7 @@ class Plan:
     text: str  # what is embedded
     version: int = 1  # a create's version (an imported memory's own, its history kept beside it)
     history: list[MemoryVersion] = field(default_factory=list)
+    key_id: str | None = None  # the agent's key, for a proposal its make raises `memories.Held` for
     kind: Callable[[nuggets.Stored | None], Change] = lambda read: (
         Change.updated if read is not None else Change.created
     )
@@ -65,6 +67,7 @@ class Outcome:
     created: bool = False
     skipped: bool = False
     error: SynapseError | None = None
+    proposal: Proposal | None = None  # an agent's change of a verified memory, held for review
 
 
 def _vectors(user_id: str, texts: Sequence[str]) -> list[codec.Vector | None]:
@@ -124,12 +127,23 @@ def _write_round(
     room = nuggets.room(space)
     writes: list[nuggets.Write] = []
     planned: dict[str, tuple[Plan, Memory, bool]] = {}
+    retry: list[Plan] = []
     for plan in todo:
         read = reads.get(plan.mem_id)
         try:
             memory = plan.make(read)
         except SynapseError as exc:
             out[plan.index] = Outcome(error=exc)
+            continue
+        except memories.Held as held:  # (Review) proposed, as `POST /memory` alone would
+            try:
+                proposal = memories.propose(
+                    space, held.read, ProposalKind.update, held.memory, key_id=plan.key_id
+                )
+            except proposals.Stale:  # the memory changed since it was read: this round again
+                retry.append(plan)
+                continue
+            out[plan.index] = Outcome(proposal=proposal)
             continue
         if memory is None:
             out[plan.index] = Outcome(memory=read.memory if read else None, skipped=True)
@@ -155,7 +169,7 @@ def _write_round(
             history += [nuggets.history_item(space, mem_id, v) for v in plan.history]
     # an imported memory's kept versions, once it exists (a read of its history meanwhile sees fewer)
     db.batch_write([{"PutRequest": {"Item": item}} for item in history])
-    return [p for p in todo if p.mem_id in lost]
+    return [p for p in todo if p.mem_id in lost] + retry
 
 
 # --- POST /memory/batch -------------------------------------------------------------------------------
@@ -180,9 +194,13 @@ def batch(who: Principal, mind: Mind, items: Sequence[Any]) -> BatchOut:
         mem_id = nuggets.id_for(space, body.category, body.key)
 
         def make(read: nuggets.Stored | None, body: MemoryIn = body, mem_id: str = mem_id) -> Memory:
-            return memories.made(who, who.user_id, body, mem_id, read, memories.dated(mind, body))
+            memory = memories.made(who, who.user_id, body, mem_id, read, memories.dated(mind, body))
+            if memories.held_by_review(who, mind, read):
+                assert read is not None
+                raise memories.Held(read, memory)
+            return memory
 
-        plans.append(Plan(index=index, mem_id=mem_id, make=make, text=body.content))
+        plans.append(Plan(index=index, mem_id=mem_id, make=make, text=body.content, key_id=who.key_id))
     outcomes = write_all(space, who.user_id, plans)
     results = []
     for index in range(len(items)):
@@ -191,7 +209,10 @@ def batch(who: Principal, mind: Mind, items: Sequence[Any]) -> BatchOut:
             results.append(BatchItem(status=error.status, error=_envelope(error)))
         else:
             o = outcomes[index]
-            results.append(BatchItem(status=201 if o.created else 200, memory=o.memory))
+            if o.proposal is not None:
+                results.append(BatchItem(status=202, proposal=o.proposal.model_dump(mode="json")))
+            else:
+                results.append(BatchItem(status=201 if o.created else 200, memory=o.memory))
     return BatchOut(results=results)
 
 
