@@ -274,11 +274,13 @@ Deno.test("webhooks: a receiver gets a signed delivery, and the changes feed lis
     });
     assert(hook.secret.startsWith("whsec_"));
     const before = await synapse.memories.changes({ after: 0 });
-    const memory = await synapse.memories.create({
-      category: "fact",
-      key: "ts_hooked",
-      content: "Told by a webhook",
-    });
+    const memory = written(
+      await synapse.memories.create({
+        category: "fact",
+        key: "ts_hooked",
+        content: "Told by a webhook",
+      }),
+    );
     for (let i = 0; i < 150 && !received.length; i++) await new Promise((r) => setTimeout(r, 200));
     assertEquals(received.length, 1);
     const payload = await verifyWebhook<{ type: string; data: { memoryId: string } }>(

@@ -19,7 +19,9 @@ app = resolver()
     "/memory/<id>",
     summary="Get a memory",
     tags=["memories"],
-    responses=responses("read", params=False, not_found="no memory with that id (or it has expired)"),
+    responses=responses(
+        "read", params=True, not_found="no memory with that id (or it has expired), or none at `as_of`"
+    ),
 )
 def get(id: str, mind: InMind, as_of: Annotated[Rfc3339In | None, Query()] = None) -> Memory:
     return memories.get(mind, id, as_of)

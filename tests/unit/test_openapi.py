@@ -30,7 +30,7 @@ EXPECTED: dict[str, set[str]] = {
     "POST /memory/batch": {"200"} | MIND | AUTH | BODY,
     "POST /memory/import": {"200"} | MIND | AUTH | BODY,
     "GET /memory": {"200", "422"} | MIND | AUTH,
-    "GET /memory/{id}": {"200", "404"} | AUTH,
+    "GET /memory/{id}": {"200", "404", "422"} | AUTH,
     "PUT /memory/{id}": {"200", "202", "404"} | AUTH | BODY,
     "DELETE /memory/{id}": {"202", "204", "404"} | AUTH,
     "POST /memory/{id}/verify": {"200", "404"} | AUTH,
