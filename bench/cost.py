@@ -70,8 +70,8 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
     from synapse.core.principal import Principal
     from synapse.services.memory import memories, recall
     from synapse.store import db
+    from synapse.store.account.minds import Mind
     from synapse.store.keys import Space
-    from synapse.store.minds import Mind
 
     out: dict[str, Any] = {}
     with moto_aws():

@@ -28,8 +28,8 @@ from synapse.search.tokenizer import tokenize
 from synapse.services.account import minds
 from synapse.services.memory import memories
 from synapse.store import codec, db, nuggets
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 MODEL = "test-embedder"
 DIM = 16

@@ -13,7 +13,7 @@ import pytest
 from harness.gemini import GeminiDouble
 from harness.lambdas import ALICE, LambdaContext, load_function, sample_event
 from synapse.core.models.base import iso, utcnow
-from synapse.store import minds as minds_store
+from synapse.store.account import minds as minds_store
 from tests.conftest import TABLE, Call
 
 THAI_ISSUE = "เมื่อวานผมไปหาหมอฟันที่โรงพยาบาลศิริราช พรุ่งนี้ต้องไปประชุมที่เชียงราย"

@@ -16,8 +16,8 @@ from synapse.core.models.base import Category
 from synapse.core.models.memory import MemoryIn
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.store import db
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 from tests.conftest import Call
 from tests.integration.test_minds import make_mind, mind_key
 

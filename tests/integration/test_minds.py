@@ -248,7 +248,7 @@ def test_the_default_mind_keeps_the_created_at_it_was_first_listed_with(
 ) -> None:
     # Given a clock that moves an hour on every reading (it was a new created_at on every call)
     from synapse.services.account import minds as mind_service
-    from synapse.store import minds as mind_store
+    from synapse.store.account import minds as mind_store
 
     hours = iter(range(1000))
 

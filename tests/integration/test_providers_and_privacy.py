@@ -11,7 +11,7 @@ from harness.gemini import GeminiDouble
 from harness.lambdas import ALICE, LambdaContext, agent, load_function, sample_event, user
 from synapse.aws import kms as secrets
 from synapse.services.account import providers
-from synapse.store import credentials
+from synapse.store.account import credentials
 from tests.conftest import IDEMPOTENCY, TABLE, Call
 
 GEMINI_KEY = "AIzaSyD-own-user-key-0123456789xYz"

@@ -183,7 +183,7 @@ def test_another_users_mind_and_unknown_minds_are_404(call: Call) -> None:
 
 def test_a_settings_write_that_lost_its_race_reads_again(call: Call) -> None:
     # Given the mind's record as read by a writer, then changed by another
-    from synapse.store import minds as store
+    from synapse.store.account import minds as store
 
     mind_id = call("minds_create", "POST", "/minds", body={"name": "Race"}, who=ALICE)["json"]["mind_id"]
     read = store.get_mind("alice", mind_id)

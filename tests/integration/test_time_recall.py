@@ -28,7 +28,8 @@ from synapse.core.models.chat import RecalledMemory
 from synapse.core.models.memory import Memory
 from synapse.search import cache, scoring
 from synapse.search.corpus import Corpus
-from synapse.store import codec, db, minds, nuggets
+from synapse.store import codec, db, nuggets
+from synapse.store.account import minds
 from synapse.store.keys import Space, history_sk
 from tests.conftest import Call
 

@@ -24,7 +24,7 @@ from synapse.core.models.base import iso, utcnow
 from synapse.services.memory.changes import events_of
 from synapse.services.webhooks import delivery
 from synapse.store import changelog
-from synapse.store import webhooks as store
+from synapse.store.account import webhooks as store
 from synapse.store.keys import Space
 from tests.conftest import TABLE, Call
 

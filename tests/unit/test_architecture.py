@@ -174,9 +174,9 @@ def test_a_plain_import_loads_only_its_module() -> None:
     loaded = set(json.loads(proc.stdout))
     assert {"synapse.store.nuggets", "synapse.core.models.memory"} <= loaded
     assert not loaded & {
-        "synapse.store.credentials",
+        "synapse.store.account.credentials",
         "synapse.store.conversations",
-        "synapse.store.users",
+        "synapse.store.account.users",
         "synapse.core.models.chat",
         "synapse.core.models.account",
     }

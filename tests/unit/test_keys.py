@@ -8,9 +8,10 @@ from synapse.core.errors import NotFound
 from synapse.core.models.memory import MemoryPatch
 from synapse.core.principal import Principal
 from synapse.services.memory import memories
-from synapse.store import credentials, db, keys, nuggets
+from synapse.store import db, keys, nuggets
+from synapse.store.account import credentials
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from synapse.aws import kms as secrets
 from synapse.core.models.base import utcnow
 from synapse.services.account import providers
-from synapse.store import credentials
+from synapse.store.account import credentials
 
 
 def test_the_plaintext_cache_keeps_the_most_recently_used_keys_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from synapse.core.models.base import iso
 from synapse.core.models.minds import MindIn, MindPatch
 from synapse.services.memory.memories import valid_at
+from synapse.store.account.minds import Mind, MindRecord
 from synapse.store.keys import Space, timeline_id, timeline_pk, timeline_sk
-from synapse.store.minds import Mind, MindRecord
 
 ID_A = "0a7e4f2b-9c11-5b7a-9c1d-6f1c0c2e8f1e"
 ID_B = "ff7e4f2b-9c11-5b7a-9c1d-6f1c0c2e8f1e"

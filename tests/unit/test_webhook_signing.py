@@ -63,7 +63,7 @@ def test_retries_wait_longer_each_time_for_more_than_24_hours() -> None:
 
 
 def test_a_webhook_takes_its_users_events_of_its_mind_and_types_only() -> None:
-    from synapse.store.webhooks import WebhookRecord
+    from synapse.store.account.webhooks import WebhookRecord
 
     hook = WebhookRecord(
         "wh_x", "alice", "https://h", ("memory.created",), "m_aaaaaaaaaaaa", b"", datetime.now(UTC)

@@ -19,7 +19,7 @@ from aws_lambda_powertools.event_handler.request import Request
 from synapse.core.principal import Principal
 from synapse.http.entrypoint import authorizer_context
 from synapse.services.account import minds
-from synapse.store.minds import Mind
+from synapse.store.account.minds import Mind
 
 MIND_HEADER = "x-mind-id"
 

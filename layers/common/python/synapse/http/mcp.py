@@ -38,7 +38,7 @@ from synapse.core.principal import Principal
 from synapse.core.state import per_container
 from synapse.http.envelope import JSON, envelope, to_json, validation_details
 from synapse.services.memory import context, memories, recall
-from synapse.store.minds import Mind
+from synapse.store.account.minds import Mind
 
 PATH = "/mcp"
 # Requests reach this function through API Gateway, which names its own host: the SDK's DNS-rebinding

@@ -99,8 +99,8 @@ def before_snapshot() -> None:
     # every item family and model domain: a function imports those it uses at init, the others on a
     # rare path (an error, an export); in a snapshot they are free
     for package in ("synapse.store", "synapse.core.models"):
-        for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            importlib.import_module(f"{package}.{info.name}")
+        for info in pkgutil.walk_packages(importlib.import_module(package).__path__, f"{package}."):
+            importlib.import_module(info.name)
     services = SERVICES.get(name, ("dynamodb",))
     if services:
         session = aws.session()

@@ -14,7 +14,8 @@ from synapse.core.models.base import USER_ID_RE, Scope, utcnow
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.core.state import per_container
 from synapse.services.account import minds
-from synapse.store import credentials, keys
+from synapse.store import keys
+from synapse.store.account import credentials
 from synapse.store.keys import DEFAULT_MIND
 
 if TYPE_CHECKING:

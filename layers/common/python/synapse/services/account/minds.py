@@ -13,9 +13,10 @@ from synapse.core.errors import Conflict, NotFound, QuotaExceeded, ValidationFai
 from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, utcnow
 from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut, MindPatch, MindQuota
 from synapse.core.principal import Principal
-from synapse.store import db, keys, minds, nuggets
+from synapse.store import db, keys, nuggets
+from synapse.store.account import minds
+from synapse.store.account.minds import NO_MIND, Mind
 from synapse.store.keys import Space
-from synapse.store.minds import NO_MIND, Mind
 
 _ALPHABET = string.ascii_lowercase + string.digits
 

@@ -6,7 +6,7 @@ from synapse.core.models.account import ExportOut, ProviderInfo
 from synapse.core.models.base import iso
 from synapse.services.account.auth import key_info
 from synapse.services.account.minds import out
-from synapse.store import users
+from synapse.store.account import users
 from synapse.store.keys import DEFAULT_MIND
 
 

@@ -13,7 +13,7 @@ from synapse.core.models.account import ProviderInfo
 from synapse.core.models.base import utcnow
 from synapse.core.observability import logger
 from synapse.core.state import on_reset
-from synapse.store import credentials
+from synapse.store.account import credentials
 
 PROVIDERS = ("gemini",)
 _KEY = re.compile(r"^[\x21-\x7e]{10,512}$")  # printable ASCII, no spaces

@@ -40,8 +40,8 @@ from synapse.services.account.providers import gemini_key_for
 from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, conversations, db, keys, nuggets, proposals
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200

@@ -16,8 +16,8 @@ from synapse.core.models.chat import ChatMessage, SummarizeIn, SummaryChunk, Sum
 from synapse.core.principal import Principal
 from synapse.services.account.providers import gemini_key_for
 from synapse.store import conversations
+from synapse.store.account.minds import Mind
 from synapse.store.keys import DEFAULT_MIND, Space
-from synapse.store.minds import Mind
 
 
 def _recent(space: Space, session_id: str, upto: int) -> list[ChatMessage]:

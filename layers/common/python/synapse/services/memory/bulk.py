@@ -34,8 +34,8 @@ from synapse.core.principal import Principal
 from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, db, nuggets, proposals
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 BODY = ("body",)
 # make: the memory as the item wants it, from what was read (None: none yet), or None when the

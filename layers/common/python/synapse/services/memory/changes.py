@@ -15,9 +15,9 @@ from synapse.aws import events
 from synapse.core.models.changes import MemoryChange, MemoryChanges
 from synapse.core.observability import logger
 from synapse.store import changelog
+from synapse.store.account.minds import Mind
 from synapse.store.changelog import Change, Entry
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 # a memory's change whose word has an event type of its own; any other word (accepted, consolidated,
 # and those to come) is memory.created for a first version and memory.updated after

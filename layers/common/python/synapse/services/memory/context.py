@@ -14,7 +14,7 @@ from synapse.core.principal import Principal
 from synapse.core.state import per_container
 from synapse.services.memory import recall
 from synapse.store import conversations
-from synapse.store.minds import Mind
+from synapse.store.account.minds import Mind
 
 HEADINGS = ("Identity:", "Relevant memories:", "Session summary:", "Recent messages:")
 

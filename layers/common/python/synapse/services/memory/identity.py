@@ -15,8 +15,8 @@ from synapse.core.models.base import PRIORITY_RANK, Category, utcnow
 from synapse.core.models.memory import IdentityOut, Memory
 from synapse.core.principal import Principal
 from synapse.store import conversations, nuggets
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 IDENTITY_CATEGORIES = (Category.identity, Category.preference)
 IDENTITY_MAX_ITEMS = 12

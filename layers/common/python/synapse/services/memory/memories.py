@@ -24,8 +24,8 @@ from synapse.core.principal import Principal
 from synapse.services.memory import asof, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, db, nuggets, proposals
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 _WINDOW = re.compile(WITHIN_PATTERN)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}

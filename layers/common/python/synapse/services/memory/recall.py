@@ -36,8 +36,8 @@ from synapse.services.memory import asof
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, identity_line
 from synapse.services.memory.identity import current as current_identity
 from synapse.store import codec
+from synapse.store.account.minds import Mind
 from synapse.store.keys import Space
-from synapse.store.minds import Mind
 
 if TYPE_CHECKING:
     from synapse.ai.embeddings import Embedder

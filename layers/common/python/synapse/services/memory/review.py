@@ -18,7 +18,7 @@ from synapse.core.principal import Principal
 from synapse.services.memory import memories, writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, db, nuggets, proposals
-from synapse.store.minds import Mind
+from synapse.store.account.minds import Mind
 
 NO_PROPOSAL = "No pending proposal with that id."
 STALE = (

@@ -26,7 +26,7 @@ from synapse.core.models.base import iso, parse_iso, utcnow
 from synapse.core.observability import logger
 from synapse.services.webhooks import urls
 from synapse.store import nuggets
-from synapse.store import webhooks as store
+from synapse.store.account import webhooks as store
 from synapse.store.keys import Space
 
 # the wait after attempt n (n = 1, 2, ...) in units of WEBHOOK_RETRY_BASE_SECONDS (30 s by default:

@@ -25,7 +25,7 @@ from synapse.core.models.webhooks import (
 from synapse.services.account import minds
 from synapse.services.webhooks import urls
 from synapse.services.webhooks.delivery import Delivery, payload
-from synapse.store import webhooks as store
+from synapse.store.account import webhooks as store
 from synapse.store.keys import DEFAULT_MIND
 
 _ID_CHARS = string.ascii_lowercase + string.digits

@@ -9,11 +9,16 @@ from synapse.core.config import settings
 from synapse.core.models.base import parse_iso, utcnow
 from synapse.core.models.memory import Memory, MemoryVersion
 from synapse.store import db
+from synapse.store.account.credentials import (
+    ApiKeyRecord,
+    ProviderRecord,
+    api_key_from_item,
+    provider_from_item,
+)
+from synapse.store.account.minds import MindRecord, mind_from_item
 from synapse.store.codec import plain_item, s
 from synapse.store.conversations import StoredMessage, Summary, summary_from_item
-from synapse.store.credentials import ApiKeyRecord, ProviderRecord, api_key_from_item, provider_from_item
 from synapse.store.keys import DEFAULT_MIND, LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
-from synapse.store.minds import MindRecord, mind_from_item
 from synapse.store.nuggets import from_item, version_from
 
 
