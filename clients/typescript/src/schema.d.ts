@@ -3015,8 +3015,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: no memory with that id (or it has expired); or no mind of the caller's has the X-Mind-Id given */
+            /** @description not_found: no memory with that id (or it has expired), or none at `as_of`; or no mind of the caller's has the X-Mind-Id given */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
