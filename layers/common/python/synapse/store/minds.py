@@ -9,7 +9,7 @@ from typing import Any
 
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.models.base import iso, parse_iso
-from synapse.store import db
+from synapse.store import db, snapshots
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (
     APIKEY,
@@ -101,10 +101,13 @@ def _count_pages(space: Space) -> Any:
 
 def delete_mind(user_id: str, mind_id: str) -> int:
     """A mind and everything in it: its keys stop working first (lookups, then listings), then its
-    memories, versions, sessions, messages, summaries and identity, then the mind. NotFound if there
-    is no such mind. Returns the number of items deleted."""
+    memories, versions, sessions, messages, summaries and identity, then the mind, then its snapshots
+    (last: a snapshot writer that read the mind before checks its version after writing, and finds it
+    gone). NotFound if there is no such mind. Returns the number of items and objects deleted."""
     record = get_mind(user_id, mind_id)
     if record is None:
+        # (a deletion interrupted after the items is finished by its retry: the snapshots go too)
+        snapshots.delete_mind(user_id, mind_id)
         raise NotFound("No mind with that id.")
     pk = user_pk(user_id)
     keys: list[dict[str, Any]] = []
@@ -121,4 +124,5 @@ def delete_mind(user_id: str, mind_id: str) -> int:
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in contents])
     last = [db.key(pk, mind_sk(mind_id)), db.key(pk, _name_sk(record.name))]
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in last])
-    return len(keys) + len(contents) + len(last)
+    objects = snapshots.delete_mind(user_id, mind_id)
+    return len(keys) + len(contents) + len(last) + objects
