@@ -1,5 +1,6 @@
-"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, the fleet
-simulation, end-to-end and the local server's throughput under 8 concurrent clients.
+"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, cold recall
+with snapshots, the fleet simulation, end-to-end and the local server's throughput under 8 concurrent
+clients.
 
     .venv/bin/python -m bench                 # the issue's sizes (1k/10k/100k), under 10 minutes
     .venv/bin/python -m bench --quick         # small sizes, a minute or two
@@ -22,7 +23,9 @@ from typing import Any
 
 from bench.common import ROOT, machine
 
-SECTIONS = ("scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "fleet", "e2e", "throughput")
+SECTIONS = (
+    "scoring", "cost", "overlap", "coldstart", "ingest", "chatturn", "snapshot", "fleet", "e2e", "throughput",
+)  # fmt: skip
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -47,7 +50,9 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) -> Any:
+def _section(
+    section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], done: dict[str, Any] | None = None
+) -> Any:
     if section == "scoring":
         from bench import scoring
 
@@ -72,10 +77,16 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int]) 
         from bench import chatturn
 
         return chatturn.run([1000] if quick else [1000, 10_000], repeat=5 if quick else 15, log=_log)
+    elif section == "snapshot":
+        from bench import snapshot
+
+        return snapshot.run([1000, 5000] if quick else [10_000, 100_000], repeat=3 if quick else 5, log=_log)
     elif section == "fleet":
         from bench import fleet
 
-        return fleet.run(quick, log=_log)
+        # the snapshot's costs as measured by the `snapshot` section of this run, if it ran
+        measured = (done or {}).get("snapshot", {}).get("fleet_model")
+        return fleet.run(quick, log=_log, measured=measured)
     elif section == "e2e":
         from bench import e2e
 
@@ -109,7 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"== {section}")
         t0 = time.perf_counter()
         try:
-            result = _section(section, quick, sizes, e2e_sizes)
+            result = _section(section, quick, sizes, e2e_sizes, report["results"])
         except Exception as exc:  # one broken section must not lose the others' figures
             import traceback
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from harness.lambdas import SNAPSHOT_BUCKET
 from synapse.core.errors import NotFound, UpstreamUnavailable
-from synapse.core.models.base import Category, utcnow
-from synapse.core.models.memory import MemoryIn, MemoryPatch, RestoreIn
+from synapse.core.models.base import Category, Change, Source, utcnow
+from synapse.core.models.memory import Memory, MemoryIn, MemoryPatch, RestoreIn
 from synapse.core.models.minds import MindIn
 from synapse.core.principal import ALL_SCOPES, Principal
 from synapse.search import cache, snapshot
@@ -372,6 +372,32 @@ def test_a_mind_made_again_never_reads_the_snapshot_of_the_one_before(
 # --- the readers' decisions --------------------------------------------------------------------------------
 
 
+def put_many(who: Principal, count: int, prefix: str) -> None:
+    """`count` new memories in one write (one change-log entry, as an ingest writes them)."""
+    space = minds.space_of(who)
+    now = utcnow()
+    changes = [
+        nuggets.Write(
+            memory=Memory(
+                id=nuggets.id_for(space, Category.fact, f"{prefix}{i}"),
+                category=Category.fact,
+                key=f"{prefix}{i}",
+                content=f"fact {prefix} {i}",
+                source=Source.agent,
+                verified=False,
+                confidence=0.7,
+                user_id=who.user_id,
+                created_at=now,
+                updated_at=now,
+            ),
+            read=None,
+            kind=Change.created,
+        )
+        for i in range(count)
+    ]
+    nuggets.save(space, changes)
+
+
 def test_a_reader_asks_for_a_snapshot_when_there_is_none_or_it_is_far_behind(
     seen: Seen, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -383,19 +409,86 @@ def test_a_reader_asks_for_a_snapshot_when_there_is_none_or_it_is_far_behind(
     cache.load(space, MODEL_KEY)
     at = changelog.read(space)
     assert seen.due == [(who.user_id, "default", at.epoch, at.seq, MODEL_KEY)] and seen.loaded == 0
-    # Given a snapshot, then SNAPSHOT_TAIL_MAX changed memories: loaded from it, nothing asked
+    # Given a snapshot (seq 1), then one write of SNAPSHOT_TAIL_MAX memories (seq 2): loaded from it,
+    # nothing asked
     assert write_snapshot(monkeypatch, space) == "written"
-    for i in range(cache.SNAPSHOT_TAIL_MAX):
-        put(who, f"k{i + 1}", f"fact {i}")
+    put_many(who, cache.SNAPSHOT_TAIL_MAX, "a")
     seen.due.clear()
     fresh_container(monkeypatch)
     cache.load(space, MODEL_KEY)
     assert seen.loaded == 1 and seen.due == []
-    # Given one more: still loaded from it, and a new one asked for
+    # Given one more write of one memory (seq 3): more than SNAPSHOT_TAIL_MAX behind, still loaded
+    # from it, and a new one asked for
     put(who, "k99", "one more")
     fresh_container(monkeypatch)
     got = cache.load(space, MODEL_KEY)
     assert seen.loaded == 2 and len(seen.due) == 1 and len(got) == cache.SNAPSHOT_TAIL_MAX + 2
+    # Given a new snapshot (seq 3) and one write of one memory (seq 4 = SNAPSHOT_EVERY): the snapshot
+    # is from before the mind's latest multiple of SNAPSHOT_EVERY writes: asked for again
+    assert cache.SNAPSHOT_EVERY == 4 and write_snapshot(monkeypatch, space) == "written"
+    seen.due.clear()
+    put(who, "k100", "and another")
+    fresh_container(monkeypatch)
+    loaded = seen.loaded
+    cache.load(space, MODEL_KEY)
+    assert seen.loaded == loaded + 1 and len(seen.due) == 1
+    # And a container that keeps the mind asks when its copy passes such a multiple, not before
+    seen.due.clear()
+    put(who, "k101", "five")  # seq 5
+    cache.load(space, MODEL_KEY)
+    assert seen.due == []
+    put(who, "k102", "six")
+    put(who, "k103", "seven")
+    put(who, "k104", "eight")  # seq 8
+    cache.load(space, MODEL_KEY)
+    assert len(seen.due) == 1 and seen.due[0][3] == 8
+
+
+def test_a_copy_far_behind_loads_the_snapshot_when_that_is_nearer(
+    seen: Seen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a container that keeps a copy of the mind, then writes of more memories than
+    # SNAPSHOT_CATCH_UP_MAX, and a snapshot of the mind written after them
+    who = person()
+    space = Space(who.user_id)
+    put(who, "k0", "coffee")
+    keeper = fresh_container(monkeypatch)
+    cache.load(space, MODEL_KEY)
+    put_many(who, cache.SNAPSHOT_CATCH_UP_MAX + 3, "b")
+    assert write_snapshot(monkeypatch, space) == "written"
+    put(who, "k1", "tea")
+    # When the container loads the mind again
+    monkeypatch.setattr(cache, "CACHE", keeper)
+    calls = spy(monkeypatch)
+    loaded = seen.loaded
+    got = cache.load(space, MODEL_KEY)
+    # Then it read the snapshot and the one memory written since, not the 7 its copy lacked
+    assert seen.loaded == loaded + 1
+    (batch,) = [c for c in calls if c[0] == "batch_get_item"]
+    assert len(next(iter(batch[1]["RequestItems"].values()))["Keys"]) == 1
+    same_corpus(got, build(nuggets.read_columns(space), "", MODEL_KEY))
+    # And a copy behind by SNAPSHOT_CATCH_UP_MAX memories or fewer catches up as before
+    put_many(who, cache.SNAPSHOT_CATCH_UP_MAX, "c")
+    got = cache.load(space, MODEL_KEY)
+    assert seen.loaded == loaded + 1
+    same_corpus(got, build(nuggets.read_columns(space), "", MODEL_KEY))
+
+
+def test_the_writer_finds_a_snapshot_at_the_readers_position_current_without_reading(
+    seen: Seen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a snapshot at the mind's position
+    who = person()
+    space = Space(who.user_id)
+    put(who, "k0", "coffee")
+    assert write_snapshot(monkeypatch, space) == "written"
+    at = changelog.read(space)
+    # When SnapshotDue arrives from a reader at that position (one that raced the first writer)
+    fresh_container(monkeypatch)
+    calls = spy(monkeypatch)
+    outcome = cache.write_snapshot(space, MODEL_KEY, at.epoch, at.seq)
+    # Then it is current, and nothing of the table was read (the HEAD told)
+    assert outcome == "current" and calls == []
 
 
 def test_a_snapshot_further_behind_than_a_catch_up_goes_is_not_used(
