@@ -19,6 +19,7 @@ from bench.common import (
     TABLE,
     USER,
     StubEmbedder,
+    count_calls,
     item_size,
     moto_aws,
     patched,
@@ -114,10 +115,11 @@ def turn(n: int, log: Any, *, snapshots: bool = True, repeat: int = 1) -> dict[s
                 reads = Reads()
                 client = db.client()
                 original = reads.wrap(client)
-                t1 = time.perf_counter()
-                _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
-                _call(ingest_fn, "POST", "/memory/ingest", _turn_body(1))
-                samples = [(time.perf_counter() - t1) * 1000]
+                with count_calls() as calls:
+                    t1 = time.perf_counter()
+                    _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
+                    _call(ingest_fn, "POST", "/memory/ingest", _turn_body(1))
+                    samples = [(time.perf_counter() - t1) * 1000]
                 client._make_api_call = original
                 for r in range(2, repeat + 1):
                     t1 = time.perf_counter()
@@ -140,6 +142,8 @@ def turn(n: int, log: Any, *, snapshots: bool = True, repeat: int = 1) -> dict[s
             baseline = {"rcu": 2 * full["rcu"], "bytes": 2 * full["bytes"]}
             out = {
                 "n": n,
+                "snapshots": snapshots,
+                "calls": dict(sorted(calls.items())),
                 "pair": pair,
                 "pair_ms": round(ms, 1),
                 "full_reads_baseline": baseline,

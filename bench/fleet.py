@@ -43,7 +43,13 @@ from typing import Any
 import numpy as np
 
 from bench.common import LAYER, RCU_BYTES, ROOT, item_size, query_cost
-from synapse.search.cache import CACHE_MAX_ROWS, SNAPSHOT_TAIL_MAX, catch_up_limit
+from synapse.search.cache import (
+    CACHE_MAX_ROWS,
+    SNAPSHOT_CATCH_UP_MAX,
+    SNAPSHOT_EVERY,
+    SNAPSHOT_TAIL_MAX,
+    catch_up_limit,
+)
 from synapse.store.changelog import RECENT, RECENT_MAX_IDS
 from synapse.store.keys import change_sk
 
@@ -150,15 +156,15 @@ class Model:
     snapshot_header_bytes: int = 3000
     snapshot_unpack_ms_per_memory: float = 0.00129
     snapshot_pack_ms_per_memory: float = 0.0119
-    # the rule (search.cache.SNAPSHOT_TAIL_MAX): a reader that loads the snapshot more than this many
-    # changed memories behind, or finds none, sends SnapshotDue; the writer packs the mind as it is
+    # the rules (search/cache.py): a reader that loads the snapshot more than this many changed
+    # memories behind, or finds none, sends SnapshotDue; the writer packs the mind as it is then
     snapshot_tail_max: int = SNAPSHOT_TAIL_MAX
     # a reader whose copy (or the snapshot it loads) is from before the mind's latest multiple of
     # `snapshot_every` writes asks too: busy minds' snapshots stay near their position (None: off)
-    snapshot_every: int | None = None
+    snapshot_every: int | None = SNAPSHOT_EVERY
     # a container that holds the mind but is more than this many changed memories behind looks at
     # the snapshot (a HEAD) and loads it instead of catching up when its tail is shorter (None: off)
-    snapshot_catch_up_max: int | None = None
+    snapshot_catch_up_max: int | None = SNAPSHOT_CATCH_UP_MAX
     # (not built; a sensitivity run) SnapshotDue from the write itself, after every so many writes
     snapshot_every_write: int | None = None
     # the writer (template.yaml: SnapshotWriterFunction, 1,769 MB: one full vCPU) and its trigger
@@ -1141,10 +1147,13 @@ def _brief(today: dict[str, Any], snap: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sensitivity(base: Workload, target: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+def sensitivity(
+    base: Workload, target: dict[str, Any], log: Callable[[str], None], model: Model | None = None
+) -> dict[str, Any]:
     """The target cell again with one assumption changed at a time: Lambda's and the workload's
-    (both designs), and how often the snapshot is written again (the snapshot design only, against
-    the target cell's today)."""
+    (both designs), and the snapshot rules (the snapshot design only, against the target cell's
+    today): what the built rules add, and the alternatives weighed."""
+    model = model or Model()
     fleet_variants: dict[str, tuple[Workload, Lambda]] = {
         "policy random": (base, Lambda(policy="random")),
         "policy lru": (base, Lambda(policy="lru")),
@@ -1157,39 +1166,61 @@ def sensitivity(base: Workload, target: dict[str, Any], log: Callable[[str], Non
     out: dict[str, Any] = {}
     for name, (work, spec) in fleet_variants.items():
         t0 = time.perf_counter()
-        got = cell(work, None, spec)
+        got = cell(work, model, spec)
         out[name] = _brief(got["today"], got["snapshot"])
         log(f"  fleet sensitivity {name}: {out[name]} ({time.perf_counter() - t0:.1f} s)")
     turns = arrivals(base)
     snapshot_variants = {
-        "snapshot every 4 writes": replace(Model(), snapshot_every=4),
-        "snapshot every 32 writes": replace(Model(), snapshot_every=32),
-        "snapshot every write": replace(Model(), snapshot_every=1),
-        "snapshot every write, catch-up ≤ 4 memories": replace(
-            Model(), snapshot_every=1, snapshot_catch_up_max=4
+        "no snapshot when the day starts (the service's first day)": replace(model, snapshots_at_start=0.0),
+        "rules: only a snapshot loaded > 8 memories behind asks": replace(
+            model, snapshot_every=None, snapshot_catch_up_max=None
+        ),
+        "rules: without the snapshot for copies far behind": replace(model, snapshot_catch_up_max=None),
+        "rules: without the multiple of 4 writes": replace(model, snapshot_every=None),
+        "rules: every 2 writes": replace(model, snapshot_every=2),
+        "rules: every 8 writes": replace(model, snapshot_every=8),
+        "rules: copies > 8 memories behind look": replace(model, snapshot_catch_up_max=8),
+        "rules: snapshots loaded > 4 memories behind ask": replace(model, snapshot_tail_max=4),
+        "not built: SnapshotDue from every write, first rule only": replace(
+            model, snapshot_every=None, snapshot_catch_up_max=None, snapshot_every_write=1
+        ),
+        "not built: SnapshotDue from every write, copies > 4 behind look": replace(
+            model, snapshot_every=None, snapshot_every_write=1
         ),
     }
-    for name, model in snapshot_variants.items():
+    for name, variant in snapshot_variants.items():
         t0 = time.perf_counter()
-        out[name] = _brief(target["today"], simulate(base, "snapshot", model, turns=turns))
+        out[name] = _brief(target["today"], simulate(base, "snapshot", variant, turns=turns))
         log(f"  fleet sensitivity {name}: {out[name]} ({time.perf_counter() - t0:.1f} s)")
     return out
 
 
-def run(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
+MEASURED = (
+    "snapshot_bytes_per_memory",
+    "snapshot_unpack_ms_per_memory",
+    "snapshot_pack_ms_per_memory",
+)
+
+
+def run(quick: bool, log: Callable[[str], None], measured: dict[str, Any] | None = None) -> dict[str, Any]:
     """The grid (1k / 10k active users × 1k / 10k memories; --quick: 1k memories only), the
-    sensitivity of the target cell (full run only) and the check against the local pool."""
+    sensitivity of the target cell (full run only) and the check against the local pool.
+    `measured`: the snapshot's costs from this run's snapshot section (else the Model's defaults)."""
     base = Workload()
+    model = Model()
+    if measured:
+        model = replace(model, **{k: measured[k] for k in MEASURED if k in measured})
     out: dict[str, Any] = {
         "workload": asdict(base),
         "lambda": asdict(Lambda()),
-        "model": asdict(Model()),
+        "model": asdict(model),
+        "model_measured_in_this_run": bool(measured),
         "prices": asdict(Prices()),
         "target_cell": "10000x1000",
     }
-    out["grid"] = grid([1_000, 10_000], [1_000] if quick else [1_000, 10_000], base, log)
+    out["grid"] = grid([1_000, 10_000], [1_000] if quick else [1_000, 10_000], base, log, model)
     if not quick:
-        out["sensitivity"] = sensitivity(base, out["grid"][out["target_cell"]], log)
+        out["sensitivity"] = sensitivity(base, out["grid"][out["target_cell"]], log, model)
     out["local_check"] = local_check()
     log(f"  fleet: the local pool's containers {'match' if out['local_check']['match'] else 'DIFFER'}")
     return out

@@ -123,9 +123,8 @@ def test_a_cold_worker_serves_a_recall_from_the_snapshot_and_the_tail(server: Lo
     time.sleep(IDLE * 2 + 1)
     # Then the next recall, on a new worker, is served from the snapshot and the tail since it: the new
     # memory found, the deleted one gone
-    found = recall("which city did I move to")
-    assert found and found[0]["id"] == moved, found
-    assert all(m["id"] != secret for m in recall("where is the spare key"))
+    assert moved in [m["id"] for m in recall("Chiang Mai")]
+    assert all(m["id"] != secret for m in recall("where is the spare key under the flowerpot"))
     loads = _log_records(server, "corpus from snapshot")[before:]
     assert loads, server.logs()[-3000:]
     assert loads[0]["at"] == written and loads[0]["tail"] == 2, loads[0]
