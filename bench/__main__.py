@@ -38,6 +38,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="end-to-end sizes, cache on and off at each (default 1000,10000; --quick: 300)",
     )
+    p.add_argument(
+        "--coldstart-baseline",
+        default=os.environ.get("COLDSTART_BASELINE", ""),
+        help="another checkout (e.g. `git worktree add ../base <commit>`): coldstart also measures its"
+        " functions' imports in turn with this one's (before/after in one run)",
+    )
     p.add_argument("--out", default=str(ROOT / ".bench" / "report.json"))
     return p.parse_args(argv)
 
@@ -51,7 +57,12 @@ def _log(msg: str) -> None:
 
 
 def _section(
-    section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], done: dict[str, Any] | None = None
+    section: str,
+    quick: bool,
+    sizes: list[int],
+    e2e_sizes: list[int],
+    baseline: str = "",
+    done: dict[str, Any] | None = None,
 ) -> Any:
     if section == "scoring":
         from bench import scoring
@@ -68,7 +79,10 @@ def _section(
     elif section == "coldstart":
         from bench import coldstart
 
-        return {"imports": coldstart.imports(log=_log), "layer": coldstart.layer_size(log=_log)}
+        out = {"imports": coldstart.imports(log=_log), "layer": coldstart.layer_size(log=_log)}
+        if baseline:
+            out["against_baseline"] = coldstart.against(Path(baseline).resolve(), log=_log)
+        return out
     elif section == "ingest":
         from bench import handlers
 
@@ -120,7 +134,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"== {section}")
         t0 = time.perf_counter()
         try:
-            result = _section(section, quick, sizes, e2e_sizes, report["results"])
+            result = _section(section, quick, sizes, e2e_sizes, args.coldstart_baseline, report["results"])
         except Exception as exc:  # one broken section must not lose the others' figures
             import traceback
 

@@ -74,13 +74,13 @@ STACK = (
 )
 
 
-def lambda_env(name: str) -> dict[str, str]:
+def lambda_env(name: str, root: Path = ROOT) -> dict[str, str]:
     """What a deployed function's process sees at init: the template's environment (Globals and the
     function's own, Refs as names) and the variables the Lambda runtime sets. In Lambda, tracing is on
     (Tracing: Active) and the X-Ray SDK takes its local sampler, so both are as deployed."""
     from local.template import parse, resolve_environment
 
-    tpl = parse(ROOT / "template.yaml")
+    tpl = parse(root / "template.yaml")
     fn = next(f for f in tpl.functions.values() if f.file.parent.name == name)
     resources = {logical_id: logical_id for logical_id in tpl.raw.get("Resources") or {}}
     env = resolve_environment(tpl, fn.environment, resources, {}, process_env={})
@@ -106,17 +106,18 @@ def lambda_env(name: str) -> dict[str, str]:
     return env
 
 
-def layer_dir(log: Any) -> tuple[Path, str]:
+def layer_dir(log: Any, root: Path = ROOT) -> tuple[Path, str]:
     """The built layer's root (holding python/): sam build's output, else the Makefile's targets that
-    sam build runs: the wheels once per requirements.txt (cached under .bench/), the package each time."""
-    built = ROOT / ".aws-sam" / "build" / "CommonLayer"
+    sam build runs: the wheels once per requirements.txt (cached under .bench/), the package each time.
+    `root`: the checkout whose layer it is (another one for a baseline, cached under its own .bench/)."""
+    built = root / ".aws-sam" / "build" / "CommonLayer"
     if (built / "python" / "synapse").exists():
         return built, "sam build output (.aws-sam/build/CommonLayer)"
-    key = hashlib.sha256((ROOT / "layers" / "common" / "requirements.txt").read_bytes()).hexdigest()[:12]
-    cached = ROOT / ".bench" / f"layer-{key}"
+    key = hashlib.sha256((root / "layers" / "common" / "requirements.txt").read_bytes()).hexdigest()[:12]
+    cached = root / ".bench" / f"layer-{key}"
 
     def make(target: str) -> None:
-        cmd = ["make", "--no-print-directory", "-C", str(ROOT), target, f"ARTIFACTS_DIR={cached}"]
+        cmd = ["make", "--no-print-directory", "-C", str(root), target, f"ARTIFACTS_DIR={cached}"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
     if not (cached / ".complete").exists():
@@ -135,11 +136,12 @@ def _once(
     stmt: str = "import app",
     floor: str = STACK,
     pre: str = "",
+    root: Path = ROOT,
 ) -> dict[str, Any]:
     """One fresh interpreter: `floor` (the stack), then `stmt` (the function's module), each timed."""
     code = _PROBE.format(
         layer=str(layer / "python"),
-        fn=str(ROOT / "functions" / name),
+        fn=str(root / "functions" / name),
         pre=pre,
         floor=floor,
         stmt=stmt,
@@ -152,7 +154,7 @@ def _once(
     proc = subprocess.run(
         [sys.executable, *flags, "-c", code],
         cwd=tempfile.gettempdir(),
-        env=lambda_env(name),
+        env=lambda_env(name, root),
         capture_output=True,
         text=True,
         timeout=120,
@@ -260,6 +262,44 @@ def imports(log: Any, runs: int = RUNS) -> dict[str, Any]:
         "runtime_preload": RUNTIME_PRELOAD,
         "stack_floor": STACK,
         "functions": rows,
+    }
+
+
+def against(baseline: Path, log: Any, pairs: int = 5) -> dict[str, Any]:
+    """Each function's import over the floor here and in another checkout (`baseline`, e.g. the commit
+    before a change), measured in turn: baseline, this, baseline, this ... `pairs` times, so that both
+    see the same machine; per function the median excess of each and their difference. Functions only
+    one of the two has are left out."""
+    here = {p.parent.name for p in (ROOT / "functions").glob("*/app.py")}
+    there = {p.parent.name for p in (baseline / "functions").glob("*/app.py")}
+    names = sorted(here & there)
+    layer_here, _ = layer_dir(log)
+    layer_there, _ = layer_dir(log, baseline)
+    rows: dict[str, Any] = {}
+    for name in names:
+        before: list[float] = []
+        after: list[float] = []
+        for _ in range(pairs):
+            before.append(_once(name, layer_there, root=baseline)["cpu_ms"])
+            after.append(_once(name, layer_here)["cpu_ms"])
+        diffs = [a - b for a, b in zip(after, before, strict=True)]
+        rows[name] = {
+            "baseline_excess_cpu_ms": _median(before),
+            "excess_cpu_ms": _median(after),
+            "difference_ms": _median(diffs),
+            "calls_a_model": name in MODEL_FUNCTIONS,
+        }
+        log(
+            f"    {name:20} baseline +{rows[name]['baseline_excess_cpu_ms']:6.1f} ms, now"
+            f" +{rows[name]['excess_cpu_ms']:6.1f} ms CPU (pairwise median difference"
+            f" {rows[name]['difference_ms']:+.1f} ms)"
+        )
+    judged = [r for n, r in rows.items() if not r["calls_a_model"] and n not in UNJUDGED]
+    return {
+        "baseline": str(baseline),
+        "pairs": pairs,
+        "functions": rows,
+        "median_difference_ms": _median([r["difference_ms"] for r in judged]) if judged else None,
     }
 
 

@@ -70,6 +70,8 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
     from synapse.core.principal import Principal
     from synapse.services.memory import memories, recall
     from synapse.store import db
+    from synapse.store.keys import Space
+    from synapse.store.minds import Mind
 
     out: dict[str, Any] = {}
     with moto_aws():
@@ -90,11 +92,13 @@ def measured(n: int, rng: np.random.Generator) -> dict[str, Any]:
             for phase in ("cold", "warm", "after_write"):
                 if phase == "after_write":
                     memories.put(
-                        agent, MemoryIn(category=Category.fact, key="one_more", content="one more memory")
+                        agent,
+                        Mind(Space(USER)),
+                        MemoryIn(category=Category.fact, key="one_more", content="one more memory"),
                     )
                 traffic.clear()
                 with count_calls() as calls:
-                    recall.recall(who, body)
+                    recall.recall(who, Mind(Space(USER)), body)
                 out[phase] = {
                     "requests": dict(sorted(calls.items())),
                     "response_bytes": {k: sum(v) for k, v in traffic.items()},

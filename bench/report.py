@@ -350,6 +350,19 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     cs = results.get("coldstart")
     if cs:
         rows += _coldstart_rows(cs["imports"])
+        base = cs.get("against_baseline")
+        if base:
+            for name, r in base["functions"].items():
+                rows.append(
+                    _check(
+                        f"import {name} vs baseline",
+                        f"{r['difference_ms']:+.1f} ms CPU",
+                        "info",
+                        None,
+                        f"baseline +{r['baseline_excess_cpu_ms']} ms, now +{r['excess_cpu_ms']} ms",
+                        f"{base['pairs']} pairs in turn; baseline {base['baseline']}",
+                    )
+                )
         ly = cs["layer"]
         rows.append(
             _check(

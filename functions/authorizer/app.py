@@ -2,7 +2,7 @@
 
 It always authorizes and puts either the principal or the reason in the context: API Gateway
 would otherwise answer a bare 403, and the contract wants 401 in its envelope. Every route's
-entrypoint refuses a context without a principal (synapse.http.api), and answers 503 for a context that
+entrypoint refuses a context without a principal (synapse.http.entrypoint), and answers 503 for a context that
 says the database could not be asked.
 """
 

@@ -11,10 +11,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import Response
 
 from synapse.core.errors import NotFound
-from synapse.http import api
+from synapse.http.entrypoint import entrypoint
+from synapse.http.resolver import resolver
 
 _STATIC = Path(__file__).resolve().parent / "static"
 # the page and what it loads: nothing else is served (no directory listing, no path walking)
@@ -52,10 +53,7 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-cache",
 }
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @cache
@@ -85,4 +83,4 @@ def asset(asset: str) -> Response[Any]:
     return _serve(asset)
 
 
-handler = api.entrypoint(app, public=True)
+handler = entrypoint(app, public=True)

@@ -7,9 +7,9 @@ each function's resolver.
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-
-from synapse.http import api
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import finish_openapi, merge, responses
+from synapse.http.resolver import resolver
 
 _FUNCTIONS = Path(__file__).resolve().parent.parent
 _TITLE = "Synapse — long-term memory for LLM agents"
@@ -22,14 +22,11 @@ _BEARER: dict[str, Any] = {
     }
 }
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
-app.configure_openapi_merge(
-    path=str(_FUNCTIONS),
-    pattern="*/app.py",
-    exclude=["**/docs/**", "**/__pycache__/**"],
+app = resolver()
+merge(
+    app,
+    _FUNCTIONS,
+    own=Path(__file__).resolve().parent.name,
     title=_TITLE,
     version="1.0.0",
     security_schemes=_BEARER,  # type: ignore[arg-type]
@@ -45,7 +42,7 @@ _PUBLIC_ERRORS: dict[str, Any] = {
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
         **({"headers": answer["headers"]} if "headers" in answer else {}),
     }
-    for status, answer in api.responses("public", params=False).items()
+    for status, answer in responses("public", params=False).items()
     if status >= 400
 }
 
@@ -87,8 +84,8 @@ def openapi() -> dict[str, Any]:
     global _document  # built once per container: the merge imports every function
     if _document is None:
         merged = app.get_openapi_merge_schema()
-        _document = api.finish_openapi({**merged, "paths": {**merged.get("paths", {}), **_OWN_PATHS}})
+        _document = finish_openapi({**merged, "paths": {**merged.get("paths", {}), **_OWN_PATHS}})
     return _document
 
 
-handler = api.entrypoint(app, public=True)
+handler = entrypoint(app, public=True)

@@ -1,25 +1,22 @@
 """GET /health — liveness (public)."""
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-
 from synapse.core.models.base import Health
-from synapse.http import api
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import public_operation, responses
+from synapse.http.resolver import resolver
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.get(
     "/health",
     summary="Liveness",
     tags=["service"],
-    responses=api.responses("public", params=False),
-    openapi_extensions=api.public_operation(),
+    responses=responses("public", params=False),
+    openapi_extensions=public_operation(),
 )
 def health() -> Health:
     return Health()
 
 
-handler = api.entrypoint(app, public=True)
+handler = entrypoint(app, public=True)

@@ -1,33 +1,31 @@
 """POST /keys — issue an API key for an agent (users only); the plain key is shown once."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler import Response
 
 from synapse.core.models.account import ApiKeyCreated, KeyIn
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller
+from synapse.http.entrypoint import entrypoint
+from synapse.http.envelope import JSON
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.account import auth
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.post(
     "/keys",
     summary="Create an API key (users only)",
     tags=["keys"],
-    responses=api.responses(
+    responses=responses(
         "user",
         {201: "Created; the plain key is in this answer only"},
         body=True,
         not_found="no mind with that id",
     ),
 )
-def create_key(body: KeyIn, who: Annotated[Principal, Depends(api.caller)]) -> Response[ApiKeyCreated]:
-    return Response(status_code=201, content_type=api.JSON, body=auth.create_api_key(who.user_id, body))
+def create_key(body: KeyIn, who: Caller) -> Response[ApiKeyCreated]:
+    return Response(status_code=201, content_type=JSON, body=auth.create_api_key(who.user_id, body))
 
 
-handler = api.entrypoint(app, user_only=True)
+handler = entrypoint(app, user_only=True)

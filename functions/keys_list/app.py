@@ -1,28 +1,23 @@
 """GET /keys — the user's API keys (hints only, never the plain key)."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
-
 from synapse.core.models.account import ApiKeyList
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.account import auth
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.get(
     "/keys",
     summary="List API keys (users only)",
     tags=["keys"],
-    responses=api.responses("user", params=False),
+    responses=responses("user", params=False),
 )
-def list_keys(who: Annotated[Principal, Depends(api.caller)]) -> ApiKeyList:
+def list_keys(who: Caller) -> ApiKeyList:
     return auth.list_api_keys(who.user_id)
 
 
-handler = api.entrypoint(app, user_only=True)
+handler = entrypoint(app, user_only=True)

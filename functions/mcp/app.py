@@ -1,20 +1,18 @@
 """POST /mcp — the memory tools for agents (remember, recall, search, forget, context) over the Model
 Context Protocol's Streamable HTTP transport: stateless, JSON answers, behind the same authorizer."""
 
-from typing import Annotated, Any
+from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.request import Request
 
 from synapse.core.models.chat import McpAnswer, McpMessage
-from synapse.core.principal import Principal
-from synapse.http import api
-from synapse.services.account import minds
+from synapse.http.caller import Caller, InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import no_content, responses
+from synapse.http.resolver import resolver
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 DESCRIPTION = """The [Model Context Protocol](https://modelcontextprotocol.io) for agents: point an MCP
 host's Streamable HTTP transport here with `Authorization: Bearer <API key or JWT>` (and `X-Mind-Id`
@@ -32,27 +30,28 @@ message is read."""
     summary="MCP (Model Context Protocol), Streamable HTTP",
     description=DESCRIPTION,
     tags=["mcp"],
-    responses=api.responses(
+    responses=responses(
         "any",
         {
             200: {
                 "description": "The JSON-RPC response to the request (a protocol error: a JSON-RPC `error`)",
                 "content": {"application/json": {"model": McpAnswer}},
             },
-            202: api.no_content("Accepted: the message was a notification"),
+            202: no_content("Accepted: the message was a notification"),
         },
         body=True,
+        bad_request="an MCP-Protocol-Version this server does not speak (MCP answers it with 400)",
     ),
 )
 def mcp(
-    message: McpMessage, request: Request, who: Annotated[Principal, Depends(api.caller)]
+    message: McpMessage, request: Request, who: Caller, mind: InMind
 ) -> Response[Any]:  # the SDK's JSON, as it wrote it
-    minds.check_exists(who.user_id, who.mind_id)  # an unknown X-Mind-Id is 404 before any tool runs
+    # (an unknown X-Mind-Id is 404 before any tool runs: `mind` is resolved before this call)
     # the SDK (~0.7 s of imports) is loaded by this function only, on its first request
     from synapse.http import mcp as mcp_tools
 
-    status, headers, body = mcp_tools.serve(request.resolved_event.raw_event, app.lambda_context)
+    status, headers, body = mcp_tools.serve(request.resolved_event.raw_event, app.lambda_context, who, mind)
     return Response(status_code=status, headers=headers, body=body or None)
 
 
-handler = api.entrypoint(app)
+handler = entrypoint(app)

@@ -2,30 +2,25 @@
 relevant memories (as POST /memory/recall answers them), the session's latest summary, its recent
 messages, and the ready prompt block."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
-
 from synapse.core.models.base import Scope
 from synapse.core.models.chat import ContextIn, ContextOut
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller, InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.memory import context
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.post(
     "/memory/context",
     summary="Context for one chat turn",
     tags=["conversation"],
-    responses=api.responses("read", body=True),
+    responses=responses("read", body=True),
 )
-def context_route(body: ContextIn, who: Annotated[Principal, Depends(api.caller)]) -> ContextOut:
-    return context.context(who, body)
+def context_route(body: ContextIn, who: Caller, mind: InMind) -> ContextOut:
+    return context.context(who, mind, body)
 
 
-handler = api.entrypoint(app, scope=Scope.read)
+handler = entrypoint(app, scope=Scope.read)

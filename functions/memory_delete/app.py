@@ -1,31 +1,28 @@
 """DELETE /memory/{id} — delete a memory."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler import Response
 
 from synapse.core.models.base import Scope
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import no_content, responses
+from synapse.http.resolver import resolver
 from synapse.services.memory import memories
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.delete(
     "/memory/<id>",
     summary="Delete a memory",
     tags=["memories"],
-    responses=api.responses(
-        "write", {204: api.no_content("Deleted")}, params=False, not_found="no memory with that id"
+    responses=responses(
+        "write", {204: no_content("Deleted")}, params=False, not_found="no memory with that id"
     ),
 )
-def delete(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Response[None]:
-    memories.delete(who, id)
+def delete(id: str, mind: InMind) -> Response[None]:
+    memories.delete(mind, id)
     return Response(status_code=204)
 
 
-handler = api.entrypoint(app, scope=Scope.write)
+handler = entrypoint(app, scope=Scope.write)

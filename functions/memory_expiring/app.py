@@ -2,26 +2,22 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from synapse.core.models.base import WITHIN_PATTERN, Scope
 from synapse.core.models.memory import Memories
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.memory import memories
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
-@app.get(
-    "/memory/expiring", summary="Memories expiring soon", tags=["memories"], responses=api.responses("read")
-)
+@app.get("/memory/expiring", summary="Memories expiring soon", tags=["memories"], responses=responses("read"))
 def expiring(
-    who: Annotated[Principal, Depends(api.caller)],
+    mind: InMind,
     within: Annotated[
         str,
         Query(
@@ -31,7 +27,7 @@ def expiring(
         ),
     ] = "7d",
 ) -> Memories:
-    return Memories(memories=memories.expiring(who, within))
+    return Memories(memories=memories.expiring(mind, within))
 
 
-handler = api.entrypoint(app, scope=Scope.read)
+handler = entrypoint(app, scope=Scope.read)

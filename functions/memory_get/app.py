@@ -1,29 +1,24 @@
 """GET /memory/{id} — one memory."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
-
 from synapse.core.models.base import Scope
 from synapse.core.models.memory import Memory
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.memory import memories
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.get(
     "/memory/<id>",
     summary="Get a memory",
     tags=["memories"],
-    responses=api.responses("read", params=False, not_found="no memory with that id (or it has expired)"),
+    responses=responses("read", params=False, not_found="no memory with that id (or it has expired)"),
 )
-def get(id: str, who: Annotated[Principal, Depends(api.caller)]) -> Memory:
-    return memories.get(who, id)
+def get(id: str, mind: InMind) -> Memory:
+    return memories.get(mind, id)
 
 
-handler = api.entrypoint(app, scope=Scope.read)
+handler = entrypoint(app, scope=Scope.read)

@@ -2,32 +2,31 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse.core.models.base import Scope, UserIdPath
 from synapse.core.models.memory import IdentityOut
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller, InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.memory import identity
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.get(
     "/memory/identity/<userId>",
     summary="The identity line",
     tags=["conversation"],
-    responses=api.responses("read"),
+    responses=responses("read"),
 )
 def identity_route(
     userId: Annotated[UserIdPath, Path()],
-    who: Annotated[Principal, Depends(api.caller)],
+    who: Caller,
+    mind: InMind,
 ) -> IdentityOut:
-    return identity.identity_of(who, userId)
+    return identity.identity_of(who, mind, userId)
 
 
-handler = api.entrypoint(app, scope=Scope.read)
+handler = entrypoint(app, scope=Scope.read)

@@ -8,33 +8,32 @@ same turns sent twice under two keys are two ingests, and one key reused with an
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse.core.models.base import Scope
 from synapse.core.models.chat import IngestIn, IngestOut
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller, InMind
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.chat import ingest
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.post(
     "/memory/ingest",
     summary="Ingest conversation turns",
     tags=["conversation"],
-    responses=api.responses(
+    responses=responses(
         "write", body=True, conflict="the same ingest (Idempotency-Key) is being processed right now"
     ),
 )
 def ingest_route(
     body: IngestIn,
-    who: Annotated[Principal, Depends(api.caller)],
+    who: Caller,
+    mind: InMind,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -44,10 +43,10 @@ def ingest_route(
         ),
     ] = None,
 ) -> IngestOut:
-    return ingest.ingest_once(who, body, idempotency_key)
+    return ingest.ingest_once(who, mind, body, idempotency_key)
 
 
-_entry = api.entrypoint(app, scope=Scope.write)
+_entry = entrypoint(app, scope=Scope.write)
 
 
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

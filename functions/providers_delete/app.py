@@ -2,33 +2,30 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse.core.models.base import Provider
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import no_content, responses
+from synapse.http.resolver import resolver
 from synapse.services.account import providers
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.delete(
     "/providers/<provider>",
     summary="Forget a provider key (users only)",
     tags=["providers"],
-    responses=api.responses(
-        "user", {204: api.no_content("Forgotten")}, not_found="no key is stored for that provider"
+    responses=responses(
+        "user", {204: no_content("Forgotten")}, not_found="no key is stored for that provider"
     ),
 )
-def delete_provider(
-    provider: Annotated[Provider, Path()], who: Annotated[Principal, Depends(api.caller)]
-) -> Response[None]:
+def delete_provider(provider: Annotated[Provider, Path()], who: Caller) -> Response[None]:
     providers.delete(who.user_id, provider.value)
     return Response(status_code=204)
 
 
-handler = api.entrypoint(app, user_only=True)
+handler = entrypoint(app, user_only=True)

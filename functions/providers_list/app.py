@@ -1,28 +1,23 @@
 """GET /providers — the user's provider keys, as hints only (users only)."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
-
 from synapse.core.models.account import ProviderList
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.account import providers
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.get(
     "/providers",
     summary="List provider keys (users only)",
     tags=["providers"],
-    responses=api.responses("user", params=False),
+    responses=responses("user", params=False),
 )
-def list_providers(who: Annotated[Principal, Depends(api.caller)]) -> ProviderList:
+def list_providers(who: Caller) -> ProviderList:
     return ProviderList(providers=providers.list_all(who.user_id))
 
 
-handler = api.entrypoint(app, user_only=True)
+handler = entrypoint(app, user_only=True)

@@ -2,31 +2,27 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from synapse.core.models.account import ProviderIn, ProviderInfo
 from synapse.core.models.base import Provider
-from synapse.core.principal import Principal
-from synapse.http import api
+from synapse.http.caller import Caller
+from synapse.http.entrypoint import entrypoint
+from synapse.http.openapi import responses
+from synapse.http.resolver import resolver
 from synapse.services.account import providers
 
-app = APIGatewayHttpResolver(
-    enable_validation=True, serializer=api.to_json, json_body_deserializer=api.json_body
-)
-api.setup(app)
+app = resolver()
 
 
 @app.put(
     "/providers/<provider>",
     summary="Store a provider API key (users only)",
     tags=["providers"],
-    responses=api.responses("user", body=True),
+    responses=responses("user", body=True),
 )
-def put_provider(
-    provider: Annotated[Provider, Path()], body: ProviderIn, who: Annotated[Principal, Depends(api.caller)]
-) -> ProviderInfo:
+def put_provider(provider: Annotated[Provider, Path()], body: ProviderIn, who: Caller) -> ProviderInfo:
     return providers.put(who.user_id, provider.value, body.api_key)
 
 
-handler = api.entrypoint(app, user_only=True)
+handler = entrypoint(app, user_only=True)

@@ -423,7 +423,17 @@ def test_a_thai_and_english_conversation_is_remembered(
     out = recall.json()
     top = out["memories"][0]
     assert "Kubernetes" in top["text"]
-    assert set(top) == {"id", "text", "type", "key", "score", "priority", "verified", "created_at"}
+    assert set(top) == {
+        "id",
+        "text",
+        "type",
+        "key",
+        "score",
+        "priority",
+        "verified",
+        "created_at",
+        "valid_at",
+    }
     assert len(out["memories"]) <= 3 and "Bangkok" in out["identity"]
     theme = user("POST", "/memory/recall", json={"query": "which editor theme?", "limit": 1}).json()
     assert "dark theme" in theme["memories"][0]["text"]

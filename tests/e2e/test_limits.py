@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any
 
@@ -366,3 +367,49 @@ def test_a_204_has_no_body_and_no_content_type(local_server: LocalServer, me: di
     assert "content-type" not in resp.headers, resp.headers
     doc = requests.get(f"{local_server.url}/openapi.json", timeout=30).json()
     assert "content" not in doc["paths"]["/memory/{id}"]["delete"]["responses"]["204"]
+
+
+# --- bodies that are JSON but not what a route reads (the House issue) ----------------------------
+
+
+def test_an_array_body_is_422_and_stores_nothing(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (its first element was stored and the rest dropped, answered 201)
+    two = [memory("first"), memory("second")]
+    resp = post(local_server, "/memory", me, two)
+    assert resp.status_code == 422
+    err = error(resp)
+    assert err["details"] == [{"loc": ["body"], "msg": "must be a JSON object, not an array"}]
+    listed = requests.get(f"{local_server.url}/memory", headers=me, timeout=30).json()
+    assert listed["memories"] == []
+
+
+def test_an_integer_of_5000_digits_is_json_that_a_bounded_field_refuses(
+    local_server: LocalServer, me: dict[str, str]
+) -> None:
+    # (it was 400 invalid_json: Python reads at most 4,300 digits into an int)
+    body = json.dumps(memory())[:-1] + ', "confidence": ' + "9" * 5000 + "}"
+    resp = requests.post(f"{local_server.url}/memory", headers=me, data=body, timeout=30)
+    assert resp.status_code == 422
+    assert_details(error(resp), "confidence")
+
+
+def test_restore_takes_1_0_as_version_1(local_server: LocalServer, me: dict[str, str]) -> None:
+    made = post(local_server, "/memory", me, memory("first")).json()
+    changed = requests.put(
+        f"{local_server.url}/memory/{made['id']}", headers=me, json={"content": "second"}, timeout=30
+    )
+    assert changed.status_code == 200
+    resp = requests.post(
+        f"{local_server.url}/memory/{made['id']}/restore", headers=me, data='{"version": 1.0}', timeout=30
+    )
+    assert resp.status_code == 200, resp.text
+    assert (resp.json()["content"], resp.json()["version"]) == ("first", 3)
+
+
+def test_the_default_mind_answers_one_created_at(local_server: LocalServer, me: dict[str, str]) -> None:
+    # (a new one on every call)
+    first = requests.get(f"{local_server.url}/minds", headers=me, timeout=30).json()["minds"][0]
+    time.sleep(1.1)  # created_at has whole seconds
+    again = requests.get(f"{local_server.url}/minds", headers=me, timeout=30).json()["minds"][0]
+    assert first["mind_id"] == again["mind_id"] == "default"
+    assert again["created_at"] == first["created_at"]

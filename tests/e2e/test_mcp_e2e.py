@@ -225,3 +225,34 @@ def test_a_mind_key_works_in_its_mind_only(local_server: LocalServer) -> None:
         timeout=30,
     )
     assert other.status_code == 403 and other.json()["error"]["code"] == "forbidden"
+
+
+def test_a_batch_and_an_unknown_protocol_version_are_answered_in_the_envelope(
+    local_server: LocalServer,
+) -> None:
+    _, headers = new_user(local_server)
+    key = make_key(local_server, headers, ["memory:read"])
+    agent = {"Authorization": f"Bearer {key}", "content-type": "application/json"}
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    # a JSON-RPC batch: MCP takes one message a POST; 422, one sentence, details, no pydantic dump
+    batch = requests.post(f"{local_server.url}/mcp", headers=agent, json=[listing, listing], timeout=30)
+    assert batch.status_code == 422
+    assert batch.json() == {
+        "error": {
+            "code": "validation_error",
+            "message": "Invalid request: must be a JSON object, not an array.",
+            "details": [{"loc": ["body"], "msg": "must be a JSON object, not an array"}],
+        }
+    }
+    # a protocol version the server does not speak: 400, as MCP's transport requires
+    unknown = requests.post(
+        f"{local_server.url}/mcp",
+        headers={**agent, "MCP-Protocol-Version": "1900-01-01"},
+        json=listing,
+        timeout=30,
+    )
+    assert unknown.status_code == 400
+    err = unknown.json()["error"]
+    assert err["code"] == "invalid_json" and "\n" not in err["message"]
+    assert err["details"][0]["loc"] == ["header", "mcp-protocol-version"]
+    assert "pydantic" not in unknown.text

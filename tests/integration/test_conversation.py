@@ -344,7 +344,17 @@ def test_recall_finds_the_relevant_memory_with_identity(call: Call) -> None:
     assert "สมชาย" in out["identity"]
     top = out["memories"][0]
     assert "Kubernetes" in top["text"] and top["type"] == "context"
-    assert set(top) == {"id", "text", "type", "key", "score", "priority", "verified", "created_at"}
+    assert set(top) == {
+        "id",
+        "text",
+        "type",
+        "key",
+        "score",
+        "priority",
+        "verified",
+        "created_at",
+        "valid_at",
+    }
     assert len(out["memories"]) <= 3
     assert recall(call, "green curry")["json"]["memories"][0]["key"] == "cooking"
     only_skills = recall(call, "Kubernetes", category="skill")["json"]["memories"]

@@ -1,6 +1,6 @@
 """Faults, proven: Gemini timing out / 429 / 5xx, DynamoDB throttling, duplicate deliveries.
 
-Gemini is the local double (tests/gemini_double.py, GEMINI_ATTEMPTS=3, timeout 1 s); DynamoDB is moto,
+Gemini is the local double (harness/gemini.py, GEMINI_ATTEMPTS=3, timeout 1 s); DynamoDB is moto,
 with errors injected in front of it by a botocore `before-send` hook on synapse.store's own client, so
 the client's standard retry mode sees them exactly as it would see DynamoDB's.
 """

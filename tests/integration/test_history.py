@@ -95,6 +95,7 @@ def test_every_write_is_a_new_version_and_keeps_the_one_it_replaced(call: Call) 
         "expires_at",
         "updated_at",
         "change",
+        "valid_at",
     }
 
 

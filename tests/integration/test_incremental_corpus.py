@@ -28,6 +28,7 @@ from synapse.services.account import minds
 from synapse.services.memory import memories
 from synapse.store import codec, db, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 MODEL = "test-embedder"
 DIM = 16
@@ -121,7 +122,9 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
     ids: dict[tuple[str, int], str] = {}
     # every mind starts with a memory: a mind never written has no version yet (a full read)
     ids[(people[0].mind_id, 0)] = memories.put(
-        people[0], MemoryIn(category=Category.fact, key="k0", content="coffee in Berlin")
+        people[0],
+        minds.resolve(people[0]),
+        MemoryIn(category=Category.fact, key="k0", content="coffee in Berlin"),
     )[0].id
     caught_up = 0
     for kind, n, words in ops:
@@ -132,14 +135,14 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
             body = MemoryIn(
                 category=Category.fact, key=f"k{n}", content=text(words), tags=[WORDS[n % 10].lower()]
             )
-            ids[key] = memories.put(who, body)[0].id
+            ids[key] = memories.put(who, minds.resolve(who), body)[0].id
         elif kind == "mind" and len(people) == 1:
             made = minds.create(people[0], MindIn(name=f"mind {n}"))
             people.append(people[0].in_mind(made.mind_id))
             first = MemoryIn(category=Category.note, key="k0", content="ข้าวซอย เชียงใหม่")
-            ids[(made.mind_id, 0)] = memories.put(people[-1], first)[0].id
+            ids[(made.mind_id, 0)] = memories.put(people[-1], minds.resolve(people[-1]), first)[0].id
         elif kind == "recall":
-            space = minds.space_of(who)
+            space = minds.resolve(who).space
             monkeypatch.setattr(cache, "CACHE", containers[n])
             kept = containers[n].stale(cache.owner(space), MODEL_KEY)
             got = cache.load(space, MODEL_KEY)
@@ -147,18 +150,19 @@ def play(monkeypatch: pytest.MonkeyPatch, ops: list[tuple[str, int, list[int]]])
             want = build(nuggets.read_columns(space), "", MODEL_KEY)
             same_corpus(got, want)
         elif mem_id is not None:
+            mind = minds.resolve(who)
             try:
                 if kind == "edit":
-                    memories.update(who, mem_id, MemoryPatch(content=text(words), priority="high"))
+                    memories.update(who, mind, mem_id, MemoryPatch(content=text(words), priority="high"))
                 elif kind == "delete":
-                    memories.delete(who, mem_id)
+                    memories.delete(mind, mem_id)
                     del ids[key]
                 elif kind == "verify":
-                    memories.verify(who, mem_id)
+                    memories.verify(who, mind, mem_id)
                 elif kind == "restore":
-                    memories.restore(who, mem_id, RestoreIn(version=1))
+                    memories.restore(who, mind, mem_id, RestoreIn(version=1))
                 elif kind == "expire":
-                    memories.update(who, mem_id, MemoryPatch(expires_at=utcnow() - timedelta(days=1)))
+                    memories.update(who, mind, mem_id, MemoryPatch(expires_at=utcnow() - timedelta(days=1)))
             except Exception as exc:  # an expired memory is 404 to reads (verify, restore)
                 assert type(exc).__name__ == "NotFound", exc
     return caught_up
@@ -172,12 +176,13 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     monkeypatch.setattr(cache, "settings", lambda: type("S", (), {"recall_cache": True})())
     monkeypatch.setattr(cache, "CACHE", cache.CorpusCache(10_000))
     who = Principal("alice", "user", frozenset(ALL_SCOPES))
-    for i in range(40):
-        memories.put(who, MemoryIn(category=Category.fact, key=f"k{i}", content=text([i, i + 1])))
     space = Space("alice")
+    mind = Mind(space)
+    for i in range(40):
+        memories.put(who, mind, MemoryIn(category=Category.fact, key=f"k{i}", content=text([i, i + 1])))
     before = cache.load(space, MODEL_KEY)
     # When one memory is written and the next recall loads the corpus
-    memories.put(who, MemoryIn(category=Category.fact, key="k3", content="I moved to Berlin"))
+    memories.put(who, mind, MemoryIn(category=Category.fact, key="k3", content="I moved to Berlin"))
     calls = spy(monkeypatch)
     after = cache.load(space, MODEL_KEY)
     # Then it read the version (which names the latest writes' ids) and that one memory: never the
@@ -188,8 +193,8 @@ def test_a_recall_after_one_write_reads_the_change_and_that_memory_only(
     assert len(batch["Keys"]) == 1
     # And when it is further behind than the version item tells, it reads the log's entries
     for i in range(5):
-        memories.put(who, MemoryIn(category=Category.fact, key=f"new{i}", content=f"new fact {i}"))
-    memories.delete(who, after.columns.ids[0])
+        memories.put(who, mind, MemoryIn(category=Category.fact, key=f"new{i}", content=f"new fact {i}"))
+    memories.delete(mind, after.columns.ids[0])
     calls.clear()
     again = cache.load(space, MODEL_KEY)
     assert again is before and len(again) == 40 + 5 - 1

@@ -3,6 +3,7 @@ JSON types. Each test names the defect of issue 11 it guards against."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any
 
@@ -291,3 +292,91 @@ def test_a_percent_encoded_path_parameter_is_decoded_before_its_pattern_is_check
         who=me,
     )
     assert summaries["statusCode"] == 200, summaries
+
+
+# --- the House issue's defects: bodies that are JSON, but not what a route reads ------------------
+
+# every route that reads a JSON body, besides those above
+OBJECT_ROUTES = [
+    *JSON_ROUTES,
+    ("memory_context", "POST", "/memory/context", None, None),
+    ("memory_restore", "POST", "/memory/6f1c0c2e/restore", "/memory/{id}/restore", {"id": "6f1c0c2e"}),
+    ("minds_create", "POST", "/minds", None, None),
+    ("mcp", "POST", "/mcp", None, None),
+]
+
+
+@pytest.mark.parametrize(("function", "method", "path", "route", "params"), OBJECT_ROUTES)
+def test_a_body_that_is_not_a_json_object_is_422_on_every_json_route(
+    call: Call,
+    aws: Any,
+    function: str,
+    method: str,
+    path: str,
+    route: str | None,
+    params: dict[str, str] | None,
+) -> None:
+    # Given bodies that are JSON but no object: an array of what the route takes, and plain values
+    # (an array was read by its first element, the rest dropped without a word)
+    two = json.dumps([{**MEMORY, "key": "first"}, {**MEMORY, "key": "second"}])
+    for body, kind in ((two, "an array"), ('"x"', "a string"), ("5", "a number"), ("null", "null")):
+        # When one is sent
+        answer = call(function, method, path, route=route, path_params=params, raw_body=body, who=ALICE)
+        # Then it is 422, saying so, and nothing is stored
+        err = error_of(answer, 422, "validation_error")
+        assert err["details"] == [{"loc": ["body"], "msg": f"must be a JSON object, not {kind}"}]
+        assert err["message"] == f"Invalid request: must be a JSON object, not {kind}."
+    assert aws.scan(TableName=TABLE)["Count"] == 0
+
+
+def test_restore_takes_a_version_as_every_integer_field_does(call: Call) -> None:
+    # Given a memory at version 2
+    mem_id = create(call, MEMORY)["json"]["id"]
+    put(call, mem_id, {"content": "Runs everything in Kubernetes"})
+
+    def restore(version: str) -> dict[str, Any]:
+        return call(
+            "memory_restore",
+            "POST",
+            f"/memory/{mem_id}/restore",
+            route="/memory/{id}/restore",
+            path_params={"id": mem_id},
+            raw_body='{"version": ' + version + "}",
+            who=ALICE,
+        )
+
+    # When version 1 is asked for as 1.0 (a JSON number with an integer value, as `limit` takes it)
+    answer = restore("1.0")
+    # Then version 1 is restored
+    assert answer["statusCode"] == 200, answer["body"]
+    assert answer["json"]["content"] == MEMORY["content"] and answer["json"]["version"] == 3
+    # And what is no integer is still refused
+    for version in ("1.5", '"1"', "true"):
+        assert error_of(restore(version), 422, "validation_error")["details"][0]["loc"] == ["body", "version"]
+
+
+def test_an_integer_of_5000_digits_is_json_that_a_bounded_field_refuses(call: Call, aws: Any) -> None:
+    # Given integers too long for Python to read as an int (past 4,300 digits; it was 400 invalid_json)
+    huge = "9" * 5000
+    memory = json.dumps(MEMORY)[:-1]
+    # When they are sent where a field has bounds
+    answers = {
+        "confidence": create_raw(call, memory + ', "confidence": ' + huge + "}"),
+        "limit": call(
+            "memory_recall",
+            "POST",
+            "/memory/recall",
+            raw_body='{"query": "x", "limit": -' + huge + "}",
+            who=ALICE,
+        ),
+    }
+    # Then each is 422 for that field, like 1e999 (read as a float: no quadratic int conversion)
+    for field, answer in answers.items():
+        assert error_of(answer, 422, "validation_error")["details"][0]["loc"] == ["body", field]
+    assert aws.scan(TableName=TABLE)["Count"] == 0
+    # And in a field the route ignores it is simply JSON
+    assert create_raw(call, memory + ', "whatever": ' + huge + "}")["statusCode"] == 201
+
+
+def create_raw(call: Call, body: str) -> dict[str, Any]:
+    return call("memory_create", "POST", "/memory", raw_body=body, who=ALICE)

@@ -18,7 +18,7 @@ import pytest
 
 from harness.gemini import GeminiDouble
 from harness.lambdas import LambdaContext, load_function, sample_event
-from synapse.http import api
+from synapse.core.observability import logger
 from tests.conftest import Call
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
@@ -74,9 +74,9 @@ def test_a_whole_session_logs_no_secret_and_no_content(
     # the Powertools logger's JSON lines, as its own handler formats them (its stream was bound at import)
     powertools = io.StringIO()
     handler = logging.StreamHandler(powertools)
-    handler.setFormatter(api.logger.registered_formatter)
-    api.logger.addHandler(handler)
-    request.addfinalizer(lambda: api.logger.removeHandler(handler))
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+    request.addfinalizer(lambda: logger.removeHandler(handler))
     token = jwt.encode({"sub": "alice", "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
     session = Session(call)
     gemini_double.generate = lambda body: json.dumps(

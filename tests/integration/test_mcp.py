@@ -152,6 +152,53 @@ def test_the_transport_answers_in_the_envelope(call: Call) -> None:
     assert lost["statusCode"] == 404 and lost["json"]["error"]["code"] == "not_found"
 
 
+def test_a_batch_is_one_clean_422(call: Call) -> None:
+    # Given a JSON-RPC batch (MCP dropped batches in 2025-06-18: a POST carries one message)
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    # When it is posted
+    answer = call("mcp", "POST", "/mcp", raw_body=json.dumps(batch), who=ALICE)
+    # Then it is refused in the envelope, in one sentence with details (it was the SDK's pydantic
+    # dump, with links to pydantic's site, and no details)
+    assert answer["statusCode"] == 422
+    assert answer["json"]["error"] == {
+        "code": "validation_error",
+        "message": "Invalid request: must be a JSON object, not an array.",
+        "details": [{"loc": ["body"], "msg": "must be a JSON object, not an array"}],
+    }
+
+
+def test_an_unknown_protocol_version_is_400_as_mcp_says_in_the_envelope(call: Call) -> None:
+    # Given a request naming a protocol version this server does not speak
+    for version in ("1900-01-01", "not-a-version"):
+        # When it is posted
+        answer = rpc(call, "tools/list", headers={"mcp-protocol-version": version})
+        # Then it is 400 Bad Request (the transport's MUST), in the envelope (the contract's code for
+        # 400), with the versions it takes
+        assert answer["statusCode"] == 400
+        err = answer["json"]["error"]
+        assert err["code"] == "invalid_json"
+        assert err["message"] == "The MCP-Protocol-Version header names a version this server does not speak."
+        [detail] = err["details"]
+        assert detail["loc"] == ["header", "mcp-protocol-version"]
+        assert "2025-06-18" in detail["msg"] and "pydantic" not in json.dumps(err)
+    # And a version it speaks is served
+    assert rpc(call, "tools/list", headers={"mcp-protocol-version": "2025-06-18"})["statusCode"] == 200
+
+
+def test_a_message_the_sdk_refuses_is_one_clean_422(call: Call) -> None:
+    # Given a request of the stateless revision (2026-07-28) without that revision's envelope
+    answer = rpc(call, "tools/list", headers={"mcp-protocol-version": "2026-07-28"})
+    # Then the SDK's refusal is the envelope: one sentence, its reason (one line) as the detail
+    assert answer["statusCode"] == 422
+    err = answer["json"]["error"]
+    assert err["message"] == "Not an MCP message this endpoint takes."
+    [detail] = err["details"]
+    assert detail["loc"] == ["body"] and "_meta" in detail["msg"] and "\n" not in detail["msg"]
+
+
 def test_an_unexpected_failure_is_a_plain_tool_error(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: Any, **__: Any) -> Any:
         raise RuntimeError("secret internals: AIzaSy-should-not-leak")

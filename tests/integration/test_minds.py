@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness.lambdas import ALICE, user
+import pytest
+
+from harness.lambdas import ALICE, LambdaContext, http_event, load_function, user
 from tests.conftest import Call
 
 
@@ -120,6 +124,30 @@ def test_ingest_identity_and_summaries_are_per_mind(call: Call) -> None:
     assert len(chunks(bot)) == 1 and chunks(ALICE) == []
 
 
+def test_the_same_turns_sent_to_two_minds_are_two_ingests(call: Call) -> None:
+    # Given the same turns of one user, sent within the hour to the default mind and to another one
+    mind_id = make_mind(call, "Travel agent")["json"]["mind_id"]
+    body = {
+        "sessionId": "s1",
+        "messages": [{"role": "user", "content": "My name is Somchai and I live in Chiang Mai"}],
+    }
+    first = call("memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE)
+    # When the second one arrives (the idempotency records of both are in alice's partition)
+    second = call(
+        "memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE, headers={"x-mind-id": mind_id}
+    )
+    # Then each mind ingested them: the second answer is its own, not the first one replayed
+    assert first["statusCode"] == second["statusCode"] == 200
+    assert {m["mind_id"] for m in first["json"]["nuggets"]} == {"default"}
+    assert {m["mind_id"] for m in second["json"]["nuggets"]} == {mind_id}
+    assert listed(call, ALICE, {"x-mind-id": mind_id})["json"]["memories"]
+    # And a retry in the second mind is still answered once
+    again = call(
+        "memory_ingest", "POST", "/memory/ingest", body=body, who=ALICE, headers={"x-mind-id": mind_id}
+    )
+    assert again["json"] == second["json"]
+
+
 def test_a_mind_key_cannot_reach_another_mind_and_unknown_minds_are_not_found(call: Call) -> None:
     one = make_mind(call, "one")["json"]["mind_id"]
     two = make_mind(call, "two")["json"]["mind_id"]
@@ -213,3 +241,40 @@ def test_export_and_delete_me_cover_every_mind(call: Call) -> None:
     assert [m["mind_id"] for m in call("minds_list", "GET", "/minds", who=ALICE)["json"]["minds"]] == [
         "default"
     ]
+
+
+def test_the_default_mind_keeps_the_created_at_it_was_first_listed_with(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a clock that moves an hour on every reading (it was a new created_at on every call)
+    from synapse.services.account import minds as mind_service
+    from synapse.store import minds as mind_store
+
+    hours = iter(range(1000))
+
+    def clock() -> datetime:
+        return datetime(2026, 12, 1, tzinfo=UTC) + timedelta(hours=next(hours))
+
+    monkeypatch.setattr(mind_store, "utcnow", clock)
+    monkeypatch.setattr(mind_service, "utcnow", clock)
+
+    def listed() -> dict[str, str]:
+        answer = call("minds_list", "GET", "/minds", who=ALICE)
+        assert answer["statusCode"] == 200
+        return {m["mind_id"]: m["created_at"] for m in answer["json"]["minds"]}
+
+    # When alice lists her minds, makes one, and lists them again, from two containers
+    first = listed()["default"]
+    mind_id = make_mind(call, "Travel")["json"]["mind_id"]
+    again = listed()
+    other_container = load_function("minds_list").handler(
+        http_event("GET", "/minds", who=ALICE), LambdaContext()
+    )
+    # Then the default mind's created_at is the first one every time, and it stays first in the list
+    assert list(again) == ["default", mind_id] and again["default"] == first == "2026-12-01T00:00:00Z"
+    assert json.loads(other_container["body"])["minds"][0]["created_at"] == first
+    # And the export lists the minds made, as before (the default mind's item is not one of them)
+    exported = call("me_export", "GET", "/me/export", who=ALICE)["json"]
+    assert [m["mind_id"] for m in exported["minds"]] == [mind_id]
+    # And another user's default mind has its own
+    assert call("minds_list", "GET", "/minds", who=user("bob"))["json"]["minds"][0]["created_at"] != first

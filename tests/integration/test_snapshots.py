@@ -77,9 +77,8 @@ def person(user: str | None = None) -> Principal:
 
 
 def put(who: Principal, key: str, content: str, tags: list[str] | None = None) -> str:
-    return memories.put(who, MemoryIn(category=Category.fact, key=key, content=content, tags=tags or []))[
-        0
-    ].id
+    body = MemoryIn(category=Category.fact, key=key, content=content, tags=tags or [])
+    return memories.put(who, minds.resolve(who), body)[0].id
 
 
 # --- the equivalence, through every kind of write ------------------------------------------------------
@@ -151,7 +150,7 @@ def play(monkeypatch: pytest.MonkeyPatch, seen: Seen, ops: list[tuple[str, int, 
     from_snapshot = 0
     for kind, n, words in ops:
         who = people[-1]
-        space = minds.space_of(who)
+        space = minds.resolve(who).space
         key = (who.mind_id, n)
         mem_id = ids.get(key)
         if kind == "put":
@@ -185,18 +184,19 @@ def play(monkeypatch: pytest.MonkeyPatch, seen: Seen, ops: list[tuple[str, int, 
             from_snapshot += kind == "cold" and seen.loaded > before
             same_corpus(got, build(nuggets.read_columns(space), "", MODEL_KEY))
         elif mem_id is not None:
+            mind = minds.resolve(who)
             try:
                 if kind == "edit":
-                    memories.update(who, mem_id, MemoryPatch(content=text(words), priority="high"))
+                    memories.update(who, mind, mem_id, MemoryPatch(content=text(words), priority="high"))
                 elif kind == "delete":
-                    memories.delete(who, mem_id)
+                    memories.delete(mind, mem_id)
                     del ids[key]
                 elif kind == "verify":
-                    memories.verify(who, mem_id)
+                    memories.verify(who, mind, mem_id)
                 elif kind == "restore":
-                    memories.restore(who, mem_id, RestoreIn(version=1))
+                    memories.restore(who, mind, mem_id, RestoreIn(version=1))
                 elif kind == "expire":
-                    memories.update(who, mem_id, MemoryPatch(expires_at=utcnow() - timedelta(days=1)))
+                    memories.update(who, mind, mem_id, MemoryPatch(expires_at=utcnow() - timedelta(days=1)))
             except NotFound:  # an expired memory is 404 to reads (verify, restore)
                 pass
     return from_snapshot
@@ -241,7 +241,7 @@ def test_a_deleted_memory_never_comes_back_from_a_snapshot(
     put(who, "other", "tea in Berlin")
     assert write_snapshot(monkeypatch, space) == "written"
     # When the memory is deleted (DELETE /memory/{id}) and a container without the mind loads it
-    memories.delete(who, secret)
+    memories.delete(minds.resolve(who), secret)
     fresh_container(monkeypatch)
     got = cache.load(space, MODEL_KEY)
     # Then it came from the snapshot, and the deletion in the change log's tail took the memory out
@@ -267,7 +267,7 @@ def test_deleting_a_mind_deletes_its_snapshots_and_no_others(
     in_mind = alice.in_mind(mind)
     for who in (alice, in_mind, bob):
         put(who, "k", "coffee")
-        assert write_snapshot(monkeypatch, minds.space_of(who)) == "written"
+        assert write_snapshot(monkeypatch, minds.resolve(who).space) == "written"
     assert len(objects()) == 3
     # When alice deletes the second mind (DELETE /minds/{id})
     minds.delete(alice, mind)
@@ -287,7 +287,7 @@ def test_deleting_a_user_deletes_every_snapshot_of_theirs_and_no_others(
     in_mind = alice.in_mind(minds.create(alice, MindIn(name="work")).mind_id)
     for who in (alice, in_mind, bob):
         put(who, "k", "coffee")
-        assert write_snapshot(monkeypatch, minds.space_of(who)) == "written"
+        assert write_snapshot(monkeypatch, minds.resolve(who).space) == "written"
     # When alice deletes herself (DELETE /me)
     privacy.delete(alice.user_id)
     # Then none of hers is left, and bob's is there
@@ -374,7 +374,7 @@ def test_a_mind_made_again_never_reads_the_snapshot_of_the_one_before(
 
 def put_many(who: Principal, count: int, prefix: str) -> None:
     """`count` new memories in one write (one change-log entry, as an ingest writes them)."""
-    space = minds.space_of(who)
+    space = minds.resolve(who).space
     now = utcnow()
     changes = [
         nuggets.Write(

@@ -116,6 +116,19 @@ def test_no_service_imports_the_http_layer() -> None:
     assert {layer(m) for m in importers} <= {"http"}
 
 
+def test_the_mind_is_resolved_at_the_edge_only() -> None:
+    # a request resolves the mind it acts in once (`http.caller.mind`); services act in the Mind
+    # they are given, and never resolve one again (it read the mind's item once per service)
+    resolving = set()
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = node.func if isinstance(node, ast.Call) else None
+            named = (getattr(called, "attr", ""), getattr(getattr(called, "value", None), "id", ""))
+            if named in {("resolve", "minds"), ("space_of", "minds")}:
+                resolving.add(module)
+    assert resolving == {"http.caller"}
+
+
 def test_the_principal_depends_on_nothing_of_the_store() -> None:
     seen, todo = set(), ["core.principal"]
     while todo:

@@ -10,6 +10,7 @@ from synapse.core.principal import Principal
 from synapse.services.memory import memories
 from synapse.store import credentials, db, keys, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 
 @pytest.mark.parametrize(
@@ -47,6 +48,6 @@ def test_ids_of_a_shape_the_service_never_makes_are_not_found_without_asking_dyn
         with pytest.raises(NotFound):
             nuggets.delete(space, bad)
         with pytest.raises(NotFound):
-            memories.update(alice, bad, MemoryPatch(priority="high"))
+            memories.update(alice, Mind(space), bad, MemoryPatch(priority="high"))
         with pytest.raises(NotFound):
             credentials.delete_api_key("alice", bad)

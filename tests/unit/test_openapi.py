@@ -14,7 +14,8 @@ import schemathesis
 from harness.lambdas import load_function
 from synapse.core.errors import NotFound, UpstreamUnavailable, ValidationFailed
 from synapse.core.models.base import KEY_PATTERN, SESSION_ID_PATTERN, USER_ID_RE, WITHIN_PATTERN
-from synapse.http import api
+from synapse.http import openapi
+from synapse.http.envelope import error_response, to_json
 
 ENVELOPE = "#/components/schemas/ErrorEnvelope"
 AUTH = {"401", "403", "429", "500", "503"}
@@ -61,7 +62,7 @@ PUBLIC = {"GET /health", "GET /openapi.json", "GET /docs"}
 
 @cache
 def document() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(api.to_json(load_function("docs").openapi()))
+    doc: dict[str, Any] = json.loads(to_json(load_function("docs").openapi()))
     return doc
 
 
@@ -131,14 +132,14 @@ def test_the_envelope_schema_is_the_contracts() -> None:
     assert info["properties"]["details"]["type"] == "array"  # omitted when empty, never null
     detail = component("ErrorDetail")
     assert sorted(detail["required"]) == ["loc", "msg"]
-    # and what api answers validates against it
+    # and what the service answers validates against it
     validator = jsonschema_rs.validator_for({"$ref": ENVELOPE, "components": document()["components"]})
     for err in (
         ValidationFailed.at(["body", "tags", 0], "must not be empty"),
         NotFound("No memory with that id."),
         UpstreamUnavailable("Gemini is down."),
     ):
-        body = json.loads(api.error_response(err).body)
+        body = json.loads(error_response(err).body)
         assert validator.is_valid(body), body
     assert not validator.is_valid({"detail": [{"loc": ["body"], "msg": "x", "type": "missing"}]})
     assert not validator.is_valid({"error": {"code": "x", "message": "y", "details": None}})
@@ -231,10 +232,10 @@ def test_schemathesis_reads_every_operation() -> None:
 
 
 @pytest.mark.parametrize("access", ["any", "read", "write", "user"])
-def test_the_helper_answers_the_same_table_for_every_route_of_a_kind(access: api.Access) -> None:
-    answers = api.responses(access, {201: "Created"}, body=True, not_found="no such thing")
+def test_the_helper_answers_the_same_table_for_every_route_of_a_kind(access: openapi.Access) -> None:
+    answers = openapi.responses(access, {201: "Created"}, body=True, not_found="no such thing")
     assert set(answers) == {201, 400, 401, 403, 404, 413, 422, 429, 500, 503}
-    assert api.responses("public", params=False).keys() == {200, 429, 500}
+    assert openapi.responses("public", params=False).keys() == {200, 429, 500}
 
 
 def test_every_memory_conversation_and_mcp_operation_takes_x_mind_id_and_no_other_does() -> None:

@@ -47,6 +47,8 @@ def item(
     }
     if expires:
         it["expires_at"] = {"S": "2026-12-01T00:00:00.000000Z"}
+    if i % 2:
+        it["valid_at"] = {"S": f"2025-0{1 + i % 9}-15T08:00:00.000000Z"}
     if vector:
         vec = np.random.default_rng(i).normal(size=DIM).astype(np.float32)
         it["emb"] = {

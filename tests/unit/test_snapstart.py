@@ -61,13 +61,15 @@ def test_on_lambda_both_hooks_are_registered_once(runtime: dict[str, list[Hook]]
 
 
 def test_every_function_registers_the_hooks_at_import() -> None:
-    # the api module (every HTTP function), the authorizer and the summarizer call register()
+    # the entrypoint module (every HTTP function), the authorizer and the summarizer call register()
     from tests.unit.test_cold_imports import ROOT
 
     for path in (ROOT / "functions").glob("*/app.py"):
         text = path.read_text()
-        assert "from synapse.http import api" in text or "snapstart.register()" in text, path
-    assert "snapstart.register()" in (ROOT / "layers/common/python/synapse/http/api.py").read_text()
+        assert "from synapse.http.entrypoint import entrypoint" in text or "snapstart.register()" in text, (
+            path
+        )
+    assert "snapstart.register()" in (ROOT / "layers/common/python/synapse/http/entrypoint.py").read_text()
 
 
 def test_the_docs_function_is_named_from_its_handler(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -63,7 +63,6 @@ PUBLIC_ROUTES = {
 READ_ONLY = {
     "memory_context",
     "memory_history",
-    "minds_list",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -263,9 +262,32 @@ def test_read_only_functions_cannot_write(functions: dict[str, dict[str, Any]], 
         assert not names, f"{dirname} needs no AWS access"
 
 
+def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
+    functions: dict[str, dict[str, Any]],
+) -> None:
+    # Given GET /minds, which stores the default mind's item once (its key and created_at)
+    policies = functions["MindsListFunction"]["Properties"]["Policies"]
+    # Then it reads, and its one write is a PutItem of those three attributes only
+    assert policies == [
+        {"DynamoDBReadPolicy": {"TableName": {"Ref": "MemoryTable"}}},
+        {
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Action": "dynamodb:PutItem",
+                    "Resource": {"Fn::GetAtt": ["MemoryTable", "Arn"]},
+                    "Condition": {
+                        "ForAllValues:StringEquals": {"dynamodb:Attributes": ["pk", "sk", "created_at"]}
+                    },
+                }
+            ]
+        },
+    ]
+
+
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
-    # Given every function outside the read-only set (but the snapshot writer: below)
-    for dirname in set(ROUTES) - READ_ONLY - {"snapshot_writer"}:
+    # Given every function outside the read-only set (and GET /minds, above; the snapshot writer: below)
+    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "snapshot_writer"}:
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname

@@ -701,6 +701,8 @@ export interface components {
              * @default default
              */
             mind_id?: string;
+            /** Valid At */
+            valid_at?: string | null;
         };
         /**
          * MemoryVersion
@@ -724,6 +726,8 @@ export interface components {
             /** Updated At */
             updated_at: string;
             change: components["schemas"]["Change"];
+            /** Valid At */
+            valid_at?: string | null;
         };
         /** MindOut */
         MindOut: {
@@ -735,6 +739,16 @@ export interface components {
             description: string | null;
             /** Created At */
             created_at: string;
+            /**
+             * Timezone
+             * @default UTC
+             */
+            timezone?: string;
+            /**
+             * Review Agent Changes
+             * @default true
+             */
+            review_agent_changes?: boolean;
         };
         /**
          * Priority
@@ -767,6 +781,21 @@ export interface components {
          * @description POST /memory/context: what one chat turn's prompt needs, in one call.
          */
         ContextIn: {
+            /**
+             * Reference Time
+             * @description RFC 3339; default now
+             */
+            reference_time?: string | null;
+            /**
+             * Timezone
+             * @description IANA; default the mind's
+             */
+            timezone?: string | null;
+            /**
+             * As Of
+             * @description the memories as they were at this moment
+             */
+            as_of?: string | null;
             /** Userid */
             userId?: string | null;
             /** Sessionid */
@@ -813,6 +842,8 @@ export interface components {
             verified: boolean;
             /** Created At */
             created_at: string;
+            /** Valid At */
+            valid_at?: string | null;
         };
         /** RecentMessage */
         RecentMessage: {
@@ -847,6 +878,8 @@ export interface components {
             confidence?: number | null;
             /** Expires At */
             expires_at?: string | null;
+            /** Valid At */
+            valid_at?: (string) | null;
         };
         /** Memories */
         Memories: {
@@ -873,6 +906,8 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Content */
             content: string;
+            /** Created At */
+            created_at?: string | null;
         };
         /** IngestIn */
         IngestIn: {
@@ -882,6 +917,8 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages: components["schemas"]["ChatMessage"][];
+            /** Timezone */
+            timezone?: string | null;
         };
         /** IngestOut */
         IngestOut: {
@@ -900,6 +937,21 @@ export interface components {
         };
         /** RecallIn */
         RecallIn: {
+            /**
+             * Reference Time
+             * @description RFC 3339; default now
+             */
+            reference_time?: string | null;
+            /**
+             * Timezone
+             * @description IANA; default the mind's
+             */
+            timezone?: string | null;
+            /**
+             * As Of
+             * @description the memories as they were at this moment
+             */
+            as_of?: string | null;
             /** Userid */
             userId?: string | null;
             /** Query */
@@ -968,6 +1020,8 @@ export interface components {
              * @default default
              */
             mind_id?: string;
+            /** Valid At */
+            valid_at?: string | null;
             /** Score */
             score: number;
         };
@@ -995,6 +1049,8 @@ export interface components {
             sessionId: string;
             /** Messages */
             messages?: components["schemas"]["ChatMessage"][] | null;
+            /** Timezone */
+            timezone?: string | null;
         };
         /** SummaryOut */
         SummaryOut: {
@@ -1019,6 +1075,8 @@ export interface components {
             confidence?: number | null;
             /** Expires At */
             expires_at?: string | null;
+            /** Valid At */
+            valid_at?: (string) | null;
             category?: components["schemas"]["Category"] | null;
             /** Key */
             key?: string | null;
@@ -1029,6 +1087,10 @@ export interface components {
             name: string;
             /** Description */
             description?: string | null;
+            /** Timezone */
+            timezone?: string | null;
+            /** Review Agent Changes */
+            review_agent_changes?: boolean | null;
         };
         /** MindInfo */
         MindInfo: {
@@ -1040,6 +1102,16 @@ export interface components {
             description: string | null;
             /** Created At */
             created_at: string;
+            /**
+             * Timezone
+             * @default UTC
+             */
+            timezone?: string;
+            /**
+             * Review Agent Changes
+             * @default true
+             */
+            review_agent_changes?: boolean;
             /** Memories */
             memories: number;
         };
@@ -1401,7 +1473,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity) */
+            /** @description invalid_json: the body is not JSON (UTF-8, at most 64 levels deep, no NaN or Infinity); or an MCP-Protocol-Version this server does not speak (MCP answers it with 400) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-"""The project's own exceptions. `api` maps each to the error envelope in one place."""
+"""The project's own exceptions. `http.resolver` maps each to the error envelope in one place."""
 
 from __future__ import annotations
 

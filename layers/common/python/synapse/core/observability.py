@@ -1,6 +1,6 @@
 """Logging, tracing and metrics: one Logger, Tracer and Metrics for the whole package.
 
-Services log through `logger` here; only `api` wires them to a Lambda handler.
+Services log through `logger` here; only `http.entrypoint` wires them to a Lambda handler.
 """
 
 from __future__ import annotations

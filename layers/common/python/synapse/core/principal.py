@@ -1,7 +1,7 @@
 """Who is calling, as the authorizer established it: a user (JWT) or an agent (API key) and its scopes.
 
-Depends on nothing but the models and errors, so the HTTP layer (`api`) can name the caller without
-importing DynamoDB code.
+Depends on nothing but the models and errors, so the HTTP layer's entrypoint can check the caller
+without importing DynamoDB code.
 """
 
 from __future__ import annotations

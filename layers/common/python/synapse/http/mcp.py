@@ -3,8 +3,8 @@
 The official `mcp` SDK does the protocol (JSON-RPC framing, `initialize` and capability negotiation,
 `tools/list`, `tools/call`) on its Streamable HTTP transport, stateless and with JSON answers; Mangum
 hands it the API Gateway event as an ASGI request. Each tool calls the service its route calls, with
-the caller and mind the authorizer and `X-Mind-Id` gave, and validates its arguments with the route's
-own pydantic model (whose JSON Schema is the tool's input schema).
+the caller and the mind the function resolved once for the request (`serve`), and validates its
+arguments with the route's own pydantic model (whose JSON Schema is the tool's input schema).
 
 Imported by the MCP function only, when it is first called: the SDK costs ~0.7 s of imports.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +23,19 @@ from mangum import Mangum
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from synapse.core.errors import NotFound, SynapseError, Unauthorized, ValidationFailed
+from synapse.core.errors import InvalidJson, NotFound, SynapseError, Unauthorized, ValidationFailed
 from synapse.core.models.base import Body, Scope
 from synapse.core.models.chat import ContextIn, ForgetIn, RecallIn, SearchIn
 from synapse.core.models.memory import MemoryIn
 from synapse.core.observability import logger
 from synapse.core.principal import Principal
 from synapse.core.state import per_container
-from synapse.http import api
+from synapse.http.envelope import JSON, envelope, to_json, validation_details
 from synapse.services.memory import context, memories, recall
+from synapse.store.minds import Mind
 
 PATH = "/mcp"
 # Requests reach this function through API Gateway, which names its own host: the SDK's DNS-rebinding
@@ -54,7 +57,7 @@ class Tool:
     title: str
     model: type[Body]
     scope: Scope
-    run: Callable[[Principal, Any], Outcome]
+    run: Callable[[Principal, Mind, Any], Outcome]
     description: str
 
     def listed(self) -> types.Tool:
@@ -86,8 +89,8 @@ def input_schema(model: type[Body]) -> dict[str, Any]:
 # --- the tools: each is its route's service, and a text an LLM reads ------------------------------
 
 
-def _remember(who: Principal, args: MemoryIn) -> Outcome:
-    memory, created = memories.put(who, args)
+def _remember(who: Principal, mind: Mind, args: MemoryIn) -> Outcome:
+    memory, created = memories.put(who, mind, args)
     done = "Stored a new memory" if created else "Updated the memory"
     text = f"{done} {memory.category.value}/{memory.key} (id {memory.id}, version {memory.version})."
     return text, memory.model_dump(mode="json")
@@ -97,26 +100,26 @@ def _line(kind: str, key: str, text: str, score: float, mem_id: str) -> str:
     return f"- [{kind}/{key}] {text} (score {score:.3f}, id {mem_id})"
 
 
-def _recall(who: Principal, args: RecallIn) -> Outcome:
-    found = recall.recall(who, args)
+def _recall(who: Principal, mind: Mind, args: RecallIn) -> Outcome:
+    found = recall.recall(who, mind, args)
     lines = [_line(m.type.value, m.key, m.text, m.score, m.id) for m in found.memories]
     return "\n".join(lines) or "No memories matched.", found.model_dump(mode="json")
 
 
-def _search(who: Principal, args: SearchIn) -> Outcome:
-    hits = memories.search(who, args.q, tag=args.tag, limit=args.limit)
+def _search(who: Principal, mind: Mind, args: SearchIn) -> Outcome:
+    hits = memories.search(mind, args.q, tag=args.tag, limit=args.limit)
     lines = [_line(m.category.value, m.key, m.content, m.score, m.id) for m in hits]
     data = {"memories": [m.model_dump(mode="json") for m in hits]}
     return "\n".join(lines) or "No memories matched.", data
 
 
-def _forget(who: Principal, args: ForgetIn) -> Outcome:
-    memories.delete(who, args.id)
+def _forget(who: Principal, mind: Mind, args: ForgetIn) -> Outcome:
+    memories.delete(mind, args.id)
     return f"Forgot memory {args.id} (it and its history are deleted).", {"deleted": args.id}
 
 
-def _context(who: Principal, args: ContextIn) -> Outcome:
-    out = context.context(who, args)
+def _context(who: Principal, mind: Mind, args: ContextIn) -> Outcome:
+    out = context.context(who, mind, args)
     return out.prompt or "Nothing is remembered for this yet.", out.model_dump(mode="json")
 
 
@@ -202,17 +205,19 @@ def _failed(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def _caller(ctx: ServerRequestContext[Any, Any]) -> Principal:
-    """The caller of this very request, from the API Gateway event Mangum put in the ASGI scope."""
-    request = ctx.request
-    event = getattr(request, "scope", {}).get("aws.event") if request is not None else None
-    if not isinstance(event, dict):
+# the caller and mind of the request being served (`serve` sets them; the SDK's tasks inherit them)
+_request: ContextVar[tuple[Principal, Mind] | None] = ContextVar("mcp_request", default=None)
+
+
+def _caller() -> tuple[Principal, Mind]:
+    found = _request.get()
+    if found is None:  # (only a request `serve` did not set up)
         raise Unauthorized("A valid bearer token is required.")
-    return api.caller_of(event)
+    return found
 
 
 def _invalid(exc: ValidationError) -> str:
-    details = api.validation_details(exc.errors())
+    details = validation_details(exc.errors())
     loc, msg = (details[0]["loc"], str(details[0]["msg"])) if details else ([], "invalid arguments")
     return ValidationFailed.sentence(["arguments", *loc], msg)
 
@@ -231,11 +236,11 @@ async def _call_tool(
     if tool is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
     try:
-        who = _caller(ctx)
+        who, mind = _caller()
         who.require(tool.scope)
         args = tool.model.model_validate(params.arguments or {})
         # the services are synchronous (boto3): one message per invocation, so the loop may wait
-        text, data = tool.run(who, args)
+        text, data = tool.run(who, mind, args)
     except ValidationError as exc:
         return _failed(_invalid(exc))
     except SynapseError as err:
@@ -264,12 +269,28 @@ def server() -> Server[Any]:
 # --- one HTTP request ------------------------------------------------------------------------------
 
 _ACCEPT = "application/json, text/event-stream"
+VERSION_HEADER = "mcp-protocol-version"
+# every revision the SDK serves: the handshake era (initialize) and the stateless one
+VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
-def serve(event: dict[str, Any], lambda_context: Any) -> tuple[int, dict[str, str], str]:
-    """One POST /mcp (already authenticated, its body checked as JSON): the SDK's answer as status,
-    headers and body. Its HTTP errors are put in the contract's envelope, like every other route's."""
-    headers = event.setdefault("headers", {})
+def serve(
+    event: dict[str, Any], lambda_context: Any, who: Principal, mind: Mind
+) -> tuple[int, dict[str, str], str]:
+    """One POST /mcp (already authenticated, its body checked as one JSON object), for the caller and
+    the mind resolved for this request: the SDK's answer as status, headers and body. Its HTTP
+    errors are put in the contract's envelope, like every other route's."""
+    headers = event["headers"] = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    version = headers.get(VERSION_HEADER)
+    if version is not None and version not in VERSIONS:
+        # the transport's rule (MCP 2025-06-18 and later): an unsupported version is 400 Bad Request;
+        # the contract has one code for 400
+        return _error(
+            InvalidJson(
+                "The MCP-Protocol-Version header names a version this server does not speak.",
+                details=[{"loc": ["header", VERSION_HEADER], "msg": f"must be one of {', '.join(VERSIONS)}"}],
+            )
+        )
     accept = headers.get("accept", "")
     if "application/json" not in accept or "text/event-stream" not in accept:
         # the transport wants both named; the answer is JSON either way (curl, generated clients)
@@ -279,7 +300,11 @@ def serve(event: dict[str, Any], lambda_context: Any) -> tuple[int, dict[str, st
         streamable_http_path=PATH, json_response=True, stateless_http=True, transport_security=_TRANSPORT
     )
     _event_loop()
-    answer = Mangum(app, lifespan="auto")(event, lambda_context)
+    serving = _request.set((who, mind))
+    try:
+        answer = Mangum(app, lifespan="auto")(event, lambda_context)
+    finally:
+        _request.reset(serving)
     status = int(answer["statusCode"])
     body = str(answer.get("body") or "")
     if status >= 400:
@@ -290,7 +315,7 @@ def serve(event: dict[str, Any], lambda_context: Any) -> tuple[int, dict[str, st
     out.pop("content-length", None)
     out.pop("content-type", None)
     if body:
-        out["content-type"] = api.JSON
+        out["content-type"] = JSON
     return status, out, body
 
 
@@ -303,13 +328,19 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 
 def _protocol_error(status: int, body: str) -> tuple[int, dict[str, str], str]:
-    """The transport refused the request before any tool ran (a JSON-RPC message it cannot take)."""
+    """The transport refused the request before any tool ran (a JSON-RPC message it cannot take):
+    the envelope, with the SDK's reason as the detail (its first line: no validation dump)."""
     try:
-        message = str(json.loads(body)["error"]["message"])
+        reason = str(json.loads(body)["error"]["message"])
     except (ValueError, KeyError, TypeError):
-        message = "The request is not an MCP message this endpoint takes."
+        reason = "not an MCP message this endpoint takes"
+    if reason.startswith("Validation error:"):  # the SDK's pydantic dump: what it says, in a clause
+        reason = "not a JSON-RPC request, notification or response"
+    reason = (reason.strip().splitlines() or ["not an MCP message"])[0][:300]
     err: SynapseError = (
-        ValidationFailed(f"Not an MCP request this endpoint takes: {message}")
+        ValidationFailed(
+            "Not an MCP message this endpoint takes.", details=[{"loc": ["body"], "msg": reason}]
+        )
         if status in (400, 406, 415, 422)
         else NotFound("No such MCP session or method.")
         if status in (404, 405)
@@ -317,4 +348,8 @@ def _protocol_error(status: int, body: str) -> tuple[int, dict[str, str], str]:
     )
     if err.status >= 500:
         logger.error("mcp transport error", extra={"status": status})
-    return err.status, {"content-type": api.JSON}, api.to_json(api.envelope(err))
+    return _error(err)
+
+
+def _error(err: SynapseError) -> tuple[int, dict[str, str], str]:
+    return err.status, {"content-type": JSON}, to_json(envelope(err))

@@ -29,9 +29,9 @@ Audit of the container state (`state.per_container`, `state.on_reset`) when the 
   is logged and counted as a cold start; the interpreter's string-hash seed is the snapshot's, the
   same in every restored container (hash order only; nothing here depends on it).
 
-`register()` runs at import in `api` (every HTTP function) and in the authorizer and the summarizer;
-Lambda ignores hooks in modules the handler's module does not import. Without `snapshot_restore_py`
-(anywhere but Lambda's Python runtime: tests, the local run) it does nothing.
+`register()` runs at import in `http.entrypoint` (every HTTP function), the authorizer and the
+summarizer; Lambda ignores hooks in modules the handler's module does not import. Without
+`snapshot_restore_py` (anywhere but Lambda's Python runtime: tests, the local run) it does nothing.
 """
 
 from __future__ import annotations

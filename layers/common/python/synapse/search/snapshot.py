@@ -18,6 +18,7 @@ never a loop over memories:
   the vocabulary, in order; BM25's postings (term → rows and term frequencies) as stored by term,
   so BM25 is restored without tokenizing or counting anything;
 - the numeric columns as they are kept (int8 priority, float64 times, uint8 verified);
+  every row field of `store.nuggets.Columns` is in it (tests/unit/test_snapshot_format.py checks);
 - the vectors of one model: their rows, scales and int8 matrix, last (a reader without a model, the
   ingest, skips them).
 
@@ -110,6 +111,7 @@ def pack(corpus: Corpus) -> bytes:
     out.array("priority", corpus.priority, "|i1")
     out.array("updated", corpus.updated, "<f8")
     out.array("expires", corpus.expires, "<f8")
+    out.array("valid", np.array(cols.valid, dtype=np.float64), "<f8")
     # each memory's tokens as ids into one vocabulary, in order; BM25's postings built from them as
     # BM25 builds its own (rows ascending within a term): a snapshot is the same whatever the corpus's
     # history of row-by-row changes
@@ -254,6 +256,7 @@ def unpack(data: bytes | memoryview, model_key: str | None) -> Corpus:
             cols.priority = priority.tolist()
             cols.updated = updated.tolist()
             cols.expires = expires.tolist()
+            cols.valid = r.array("valid", "<f8", n).tolist()
             tokens, bm25 = _tokens(r, n)
             vectors = _vectors(r, fields, n, model_key)
         except (ValueError, TypeError, IndexError, OverflowError) as exc:

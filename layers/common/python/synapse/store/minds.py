@@ -1,14 +1,18 @@
 """Minds: a user's memory spaces. The item `mind:<mindId>` holds a mind, `mindname:<name>` keeps
-names unique per user (case-insensitive); the default mind is no item (it always exists)."""
+names unique per user (case-insensitive). The default mind always exists; its item `mind:default`
+(no name: the default mind's is the userId) is stored the first time it is needed and holds when
+it was first seen, so that GET /minds answers the same `created_at` every time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from synapse.core.errors import Conflict, NotFound
-from synapse.core.models.base import iso, parse_iso
+from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, iso, parse_iso, utcnow
 from synapse.store import db, snapshots
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (
@@ -31,6 +35,65 @@ class MindRecord:
     name: str
     description: str | None
     created_at: datetime
+    # settings (PATCH /minds/{mindId}): relative dates and periods are read in `timezone`; with
+    # `review_agent_changes`, an agent's change of a verified memory waits for a person's yes
+    timezone: str = DEFAULT_TIMEZONE
+    review_agent_changes: bool = True
+
+
+@dataclass(eq=False)
+class Mind:
+    """The mind a request acts in: where its items are (`space`), and its record, read from the
+    table at most once per request (`record`), when the mind is resolved or on first need.
+
+    What is per mind beyond the space (its name, and the settings the next releases add) is read
+    from here, so that a request reads the mind's item once whichever services use it."""
+
+    space: Space
+    _record: MindRecord | None = field(default=None, repr=False)
+    _read: bool = field(default=False, repr=False)
+
+    @property
+    def user_id(self) -> str:
+        return self.space.user_id
+
+    @property
+    def mind_id(self) -> str:
+        return self.space.mind_id
+
+    @property
+    def is_default(self) -> bool:
+        return self.space.is_default
+
+    @property
+    def record(self) -> MindRecord | None:
+        """The mind's stored item; None for a mind that does not exist, and for the default mind
+        before its item is first stored."""
+        if not self._read:
+            self._record, self._read = get_mind(self.user_id, self.mind_id), True
+        return self._record
+
+    @property
+    def timezone(self) -> str:
+        """The mind's IANA timezone (UTC unless set): where "yesterday" and "last week" are read."""
+        return self.record.timezone if self.record is not None else DEFAULT_TIMEZONE
+
+    @property
+    def review_agent_changes(self) -> bool:
+        """Whether an agent's change of a verified memory becomes a proposal (the default)."""
+        return self.record.review_agent_changes if self.record is not None else True
+
+    @property
+    def name(self) -> str:
+        """The default mind's name is the userId (nothing read); another's is its record's."""
+        if self.is_default:
+            return self.user_id
+        if self.record is None:
+            raise NotFound(NO_MIND)
+        return self.record.name
+
+
+NO_MIND = "No mind with that id."
 
 
 def _name_sk(name: str) -> str:
@@ -46,6 +109,7 @@ def put_mind(user_id: str, record: MindRecord) -> None:
     }
     if record.description:
         item["description"] = s(record.description)
+    item.update(_settings(record))
     guard = {**db.key(user_pk(user_id), _name_sk(record.name)), "mind_id": s(record.mind_id)}
     actions: list[dict[str, Any]] = [
         {"Put": {"TableName": db.table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}},
@@ -55,12 +119,26 @@ def put_mind(user_id: str, record: MindRecord) -> None:
         raise Conflict("A mind with that name exists already.")
 
 
+def _settings(record: MindRecord) -> dict[str, Any]:
+    """The settings' attributes (defaults are not stored: a mind without them has the defaults)."""
+    out: dict[str, Any] = {}
+    if record.timezone != DEFAULT_TIMEZONE:
+        out["timezone"] = s(record.timezone)
+    if not record.review_agent_changes:
+        out["review_agent_changes"] = {"BOOL": False}
+    return out
+
+
 def mind_from_item(raw: dict[str, Any]) -> MindRecord:
+    mind_id = raw["sk"].removeprefix(MIND)
     return MindRecord(
-        mind_id=raw["sk"].removeprefix(MIND),
-        name=raw["name"],
+        mind_id=mind_id,
+        # the default mind's item has no name: its name is the userId, which no other mind may take
+        name=raw["name"] if "name" in raw else str(raw["pk"]).removeprefix(user_pk("")),
         description=raw.get("description"),
         created_at=parse_iso(raw["created_at"]),
+        timezone=raw.get("timezone") or DEFAULT_TIMEZONE,
+        review_agent_changes=bool(raw.get("review_agent_changes", True)),
     )
 
 
@@ -70,9 +148,26 @@ def get_mind(user_id: str, mind_id: str) -> MindRecord | None:
 
 
 def list_minds(user_id: str) -> list[MindRecord]:
-    """Every mind of the user but the default one, oldest first."""
+    """Every stored mind of the user (the default one's item too, once stored), oldest first."""
     found = [mind_from_item(plain_item(item)) for item in db.query_prefix(user_pk(user_id), MIND)]
     return sorted(found, key=lambda m: (m.created_at, m.mind_id))
+
+
+def default_mind(user_id: str) -> MindRecord:
+    """The default mind's item, stored now if it is not yet (conditionally: of two first requests,
+    the first write wins and the other reads it)."""
+    record = MindRecord(mind_id=DEFAULT_MIND, name=user_id, description=None, created_at=utcnow())
+    item = {**db.key(user_pk(user_id), mind_sk(DEFAULT_MIND)), "created_at": s(iso(record.created_at))}
+    try:
+        with db.translate():
+            db.client().put_item(
+                TableName=db.table(), Item=item, ConditionExpression="attribute_not_exists(sk)"
+            )
+    except ClientError as exc:
+        if not db.is_condition_failure(exc):
+            raise
+        return get_mind(user_id, DEFAULT_MIND) or record
+    return record
 
 
 def count_memories(space: Space) -> int:

@@ -38,7 +38,7 @@ from synapse.store.keys import (
 # DynamoDB charges the whole item's size whatever the projection, but the answer is smaller)
 _ATTRS = (
     "sk, category, #k, content, tags, priority, #src, verified, confidence, "
-    "expires_at, session_id, created_at, updated_at, #rev, #chg"
+    "expires_at, session_id, created_at, updated_at, valid_at, #rev, #chg"
 )
 _NAMES = {"#k": "key", "#src": "source", "#rev": "rev", "#chg": "change"}
 HISTORY_KEPT = 50  # versions kept per memory besides the current one (older ones are deleted)
@@ -86,6 +86,7 @@ def from_item(space: Space, item: Mapping[str, Any]) -> Stored:
         updated_at=parse_iso(raw["updated_at"]),
         version=int(raw.get("rev") or 1),
         mind_id=space.mind_id,
+        valid_at=parse_iso(raw["valid_at"]) if raw.get("valid_at") else None,
     )
     rev = raw.get("rev")
     change = raw.get("change") or (ChangeKind.created if memory.version == 1 else ChangeKind.updated)
@@ -107,6 +108,7 @@ def _attributes(memory: Memory) -> dict[str, Any]:
         "session_id": memory.session_id,
         "created_at": iso(memory.created_at),
         "updated_at": iso(memory.updated_at),
+        "valid_at": iso(memory.valid_at) if memory.valid_at is not None else None,
     }
 
 
@@ -148,6 +150,7 @@ def _version_item(space: Space, old: Stored) -> dict[str, Any]:
         "expires_at": iso(m.expires_at) if m.expires_at is not None else None,
         "updated_at": iso(m.updated_at),
         "change": old.change.value,
+        "valid_at": iso(m.valid_at) if m.valid_at is not None else None,
     }
     return {
         **db.key(space.pk, space.sk(history_sk(m.id, m.version))),
@@ -298,6 +301,7 @@ def version_from(raw: Mapping[str, Any]) -> MemoryVersion:
         expires_at=parse_iso(raw["expires_at"]) if raw.get("expires_at") else None,
         updated_at=parse_iso(raw["updated_at"]),
         change=ChangeKind(raw.get("change", "updated")),
+        valid_at=parse_iso(raw["valid_at"]) if raw.get("valid_at") else None,
     )
 
 
@@ -315,6 +319,7 @@ def as_version(current: Stored) -> MemoryVersion:
         expires_at=m.expires_at,
         updated_at=m.updated_at,
         change=current.change,
+        valid_at=m.valid_at,
     )
 
 
@@ -432,7 +437,7 @@ def stored(space: Space, flt: MemoryFilter | None = None) -> list[Stored]:
 @dataclass
 class Columns:
     """A mind's memories as columns, in id order (recall scores all of them; a model object per memory
-    would cost more than the scoring). The ten fields before `embs` are the rows: `insert`, `remove`
+    would cost more than the scoring). The fields before `embs` are the rows: `insert`, `remove`
     and `replace` change one row at a time. `embs` holds each stored vector's bytes as read (None:
     none stored), for a vector index to decode (search/vectors.py): it is not a row field, and a
     search corpus lets go of it once decoded."""
@@ -447,6 +452,7 @@ class Columns:
     priority: list[int] = field(default_factory=list)  # PRIORITY_RANK
     updated: list[float] = field(default_factory=list)  # epoch seconds
     expires: list[float] = field(default_factory=list)  # epoch seconds, inf when never
+    valid: list[float] = field(default_factory=list)  # valid_at, epoch seconds; -inf when not known
     embs: list[bytes | None] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -502,6 +508,8 @@ def columns(items: Iterable[Mapping[str, Any]]) -> Columns:
         out.updated.append(parse_iso(item["updated_at"]["S"]).timestamp())
         expires = item.get("expires_at")
         out.expires.append(parse_iso(expires["S"]).timestamp() if expires else float("inf"))
+        valid = item.get("valid_at")
+        out.valid.append(parse_iso(valid["S"]).timestamp() if valid else float("-inf"))
     return out
 
 

@@ -12,7 +12,7 @@ from synapse.store import db, snapshots
 from synapse.store.codec import plain_item, s
 from synapse.store.conversations import StoredMessage, Summary, summary_from_item
 from synapse.store.credentials import ApiKeyRecord, ProviderRecord, api_key_from_item, provider_from_item
-from synapse.store.keys import LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
+from synapse.store.keys import DEFAULT_MIND, LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
 from synapse.store.minds import MindRecord, mind_from_item
 from synapse.store.nuggets import from_item, version_from
 
@@ -79,7 +79,7 @@ def everything(user_id: str) -> UserData:
             out.keys.append(api_key_from_item(user_id, raw))
         elif key.kind == "provider":
             out.providers.append(provider_from_item(raw))
-        elif key.kind == "mind":
+        elif key.kind == "mind" and key.mind_id != DEFAULT_MIND:  # the default mind: not an export entry
             out.minds.append(mind_from_item(raw))
     out.sessions = list(sessions.values())
     return out

@@ -7,7 +7,7 @@ string annotation when each class is created (a cold-start cost).
 
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
 from urllib.parse import unquote
@@ -252,6 +252,93 @@ TimestampIn = Annotated[
 # an integer of a request body (bounds at the field); a string or a boolean is refused
 JsonInt = Annotated[int, BeforeValidator(_json_number)]
 
+# --- time (third release) ---------------------------------------------------------------------
+
+DEFAULT_TIMEZONE = "UTC"
+FUTURE_SLACK = timedelta(minutes=5)  # a message said later than now + this is refused
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _iana(name: str) -> str:
+    """An IANA time zone name the runtime knows (`Asia/Bangkok`, `UTC`); the tz database comes with
+    the `tzdata` package, so a Lambda image without /usr/share/zoneinfo knows them too."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # (only requests that name a zone pay it)
+
+    if not 1 <= len(name) <= 64 or name.startswith(("/", ".")) or ".." in name:
+        raise ValueError("must be an IANA time zone name, like Asia/Bangkok or UTC")
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError("must be an IANA time zone name, like Asia/Bangkok or UTC") from exc
+    return name
+
+
+def _rfc3339(value: Any) -> Any:
+    """RFC 3339: a timestamp string with `Z` or an offset (a naive one would need a timezone to mean
+    anything, and the API's timestamps are UTC)."""
+    value = _timestamp_text(value)
+    if isinstance(value, str):
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        if parsed.tzinfo is None:
+            raise ValueError("must be an RFC 3339 timestamp with Z or an offset, like 2026-12-02T10:00:00Z")
+        return parsed
+    return value
+
+
+def _day_or_moment(value: Any) -> Any:
+    """`valid_at` in a body: an RFC 3339 timestamp, or a date `YYYY-MM-DD` (00:00 of that day in the
+    mind's timezone: kept as a date here, placed in time by the write)."""
+    if isinstance(value, str) and _DATE_ONLY.match(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError as exc:
+            raise ValueError("must be a real date YYYY-MM-DD, or an RFC 3339 timestamp") from exc
+    return _rfc3339(value)
+
+
+TimezoneName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64),
+    AfterValidator(_iana),
+    Field(description="An IANA time zone name, like Asia/Bangkok (default UTC)", examples=["Asia/Bangkok"]),
+]
+# RFC 3339 with Z or an offset, answered in UTC with Z
+Rfc3339In = Annotated[
+    datetime,
+    BeforeValidator(_rfc3339),
+    AfterValidator(_as_utc),
+    PlainSerializer(iso, return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+# valid_at on writes: RFC 3339, or a date meaning 00:00 of that day in the mind's timezone
+DayOrMoment = Annotated[
+    datetime | date,
+    BeforeValidator(_day_or_moment),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}],
+            "description": "RFC 3339, or YYYY-MM-DD: 00:00 of that day in the mind's timezone",
+        }
+    ),
+]
+
+
+def _not_later_than_now(value: datetime) -> datetime:
+    if value > utcnow() + FUTURE_SLACK:
+        raise ValueError("must not be later than now (5 minutes of clock skew are allowed)")
+    return value
+
+
+# when a message was said: RFC 3339, not in the future
+SaidAt = Annotated[Rfc3339In, AfterValidator(_not_later_than_now)]
+
+
+def at_midnight(day: date, timezone: str) -> datetime:
+    """00:00 of `day` in `timezone`, in UTC."""
+    from zoneinfo import ZoneInfo
+
+    return datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
+
 
 class Model(BaseModel):
     """Every model here: validators are built on first use, not at import. A function uses a few of
@@ -301,7 +388,7 @@ class Deleted(Model):
     deleted: int
 
 
-# --- the error envelope (documentation: api builds the answers) ----------------------------------
+# --- the error envelope (documentation: http.envelope builds the answers) -----------------------
 
 
 def _no_default(schema: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """Conversations: ingest, recall, context, summaries, and the MCP messages (documentation)."""
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,12 +21,15 @@ from synapse.core.models.base import (
     NoNulText,
     Priority,
     QueryText,
+    Rfc3339In,
     Role,
+    SaidAt,
     SessionId,
     Tag,
     Tags,
     Text,
     Timestamp,
+    TimezoneName,
     UserId,
 )
 from synapse.core.models.memory import Memory
@@ -40,6 +44,8 @@ class ChatMessage(Model):
 
     role: Role
     content: Text
+    # when it was said (RFC 3339; later than now + 5 minutes is refused); default: the request's arrival
+    created_at: SaidAt | None = None
 
 
 Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
@@ -49,6 +55,8 @@ class IngestIn(Body):
     userId: UserId | None = None
     sessionId: SessionId
     messages: Messages
+    # the timezone the messages' relative dates are read in, for this request (default: the mind's)
+    timezone: TimezoneName | None = None
 
 
 class ExtractedNugget(BaseModel):
@@ -63,6 +71,8 @@ class ExtractedNugget(BaseModel):
     priority: Priority = Priority.normal
     confidence: float = Field(default=0.7, ge=0.0, le=1.0)
     is_identity: bool = False
+    # when what it says happens or became true (UTC); None: when its message was said
+    valid_at: datetime | None = None
 
 
 class ExistingKey(BaseModel):
@@ -85,7 +95,16 @@ class IngestOut(Model):
     overwrote_user: list[str] = Field(default_factory=list)
 
 
-class RecallIn(Body):
+class TimeIn(Body):
+    """What a read needs to know about time: when "now" is (a period a query names, like "last
+    week", is resolved against it, in the timezone), and `as_of`, the moment the mind is read as of."""
+
+    reference_time: Rfc3339In | None = Field(default=None, description="RFC 3339; default now")
+    timezone: TimezoneName | None = Field(default=None, description="IANA; default the mind's")
+    as_of: Rfc3339In | None = Field(default=None, description="the memories as they were at this moment")
+
+
+class RecallIn(TimeIn):
     userId: UserId | None = None
     query: QueryText
     limit: JsonInt = Field(default=5, ge=1, le=50)
@@ -116,6 +135,7 @@ class RecalledMemory(Model):
     priority: Priority
     verified: bool
     created_at: Timestamp
+    valid_at: Timestamp | None = None
 
 
 class RecallOut(Model):
@@ -123,7 +143,7 @@ class RecallOut(Model):
     identity: str | None
 
 
-class ContextIn(Body):
+class ContextIn(TimeIn):
     """POST /memory/context: what one chat turn's prompt needs, in one call."""
 
     userId: UserId | None = None
@@ -151,6 +171,7 @@ class SummarizeIn(Body):
     userId: UserId | None = None
     sessionId: SessionId
     messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)] | None = None
+    timezone: TimezoneName | None = None
 
 
 class SummaryOut(Model):

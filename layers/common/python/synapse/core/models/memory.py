@@ -12,6 +12,8 @@ from synapse.core.models.base import (
     Change,
     Confidence,
     Content,
+    DayOrMoment,
+    JsonInt,
     MemoryKey,
     Model,
     Priority,
@@ -42,6 +44,13 @@ class Memory(Model):
     updated_at: Timestamp
     version: int = 1
     mind_id: str = "default"
+    # when what it says happens or became true (an appointment's day, a move); None: not known
+    valid_at: Timestamp | None = None
+
+    @property
+    def when(self) -> datetime:
+        """The moment a memory is about: `valid_at`, else when it was stored."""
+        return self.valid_at or self.created_at
 
     def is_live(self, now: datetime) -> bool:
         return self.expires_at is None or self.expires_at > now
@@ -64,6 +73,7 @@ class MemoryVersion(Model):
     expires_at: Timestamp | None = None
     updated_at: Timestamp
     change: Change
+    valid_at: Timestamp | None = None
 
 
 class MemoryHistory(Model):
@@ -71,7 +81,7 @@ class MemoryHistory(Model):
 
 
 class RestoreIn(Body):
-    version: int = Field(ge=1, strict=True)
+    version: JsonInt = Field(ge=1)
 
 
 class MemoryIn(Body):
@@ -85,6 +95,7 @@ class MemoryIn(Body):
     priority: Priority = Priority.normal
     confidence: Confidence | None = None
     expires_at: TimestampIn | None = None
+    valid_at: DayOrMoment | None = None
 
 
 class MemoryPatch(Body):
@@ -96,6 +107,7 @@ class MemoryPatch(Body):
     priority: Priority | None = None
     confidence: Confidence | None = None
     expires_at: TimestampIn | None = None
+    valid_at: DayOrMoment | None = None
     category: Category | None = None
     key: MemoryKey | None = None
 

@@ -7,7 +7,7 @@ from pydantic import (
     StringConstraints,
 )
 
-from synapse.core.models.base import Body, Model, Timestamp, not_blank
+from synapse.core.models.base import DEFAULT_TIMEZONE, Body, Model, Timestamp, TimezoneName, not_blank
 
 # --- minds ----------------------------------------------------------------------------------------
 
@@ -15,6 +15,21 @@ from synapse.core.models.base import Body, Model, Timestamp, not_blank
 class MindIn(Body):
     name: Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(not_blank)]
     description: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    timezone: TimezoneName | None = None
+    review_agent_changes: bool | None = None
+
+
+MindName = Annotated[str, StringConstraints(min_length=1, max_length=100), AfterValidator(not_blank)]
+Description = Annotated[str, StringConstraints(max_length=1000)]
+
+
+class MindPatch(Body):
+    """PATCH /minds/{mindId}: any of the mind's settings (the default mind's name is the userId)."""
+
+    name: MindName | None = None
+    description: Description | None = None
+    timezone: TimezoneName | None = None
+    review_agent_changes: bool | None = None
 
 
 class MindOut(Model):
@@ -22,6 +37,8 @@ class MindOut(Model):
     name: str
     description: str | None
     created_at: Timestamp
+    timezone: str = DEFAULT_TIMEZONE
+    review_agent_changes: bool = True
 
 
 class MindInfo(MindOut):

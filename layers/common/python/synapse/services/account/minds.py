@@ -12,27 +12,20 @@ from synapse.core.models.minds import MindIn, MindInfo, MindList, MindOut
 from synapse.core.principal import Principal
 from synapse.store import keys, minds
 from synapse.store.keys import Space
+from synapse.store.minds import NO_MIND, Mind
 
 _ALPHABET = string.ascii_lowercase + string.digits
-NO_MIND = "No mind with that id."
 
 
-def space_of(who: Principal) -> Space:
-    """The mind a caller acts in; NotFound for a mind the user does not have. A Mind Key's mind is
-    not read again: deleting a mind revokes its keys first."""
-    if who.mind_id != DEFAULT_MIND and not who.bound and minds.get_mind(who.user_id, who.mind_id) is None:
+def resolve(who: Principal) -> Mind:
+    """The mind a caller acts in, resolved once per request. A mind a user names must exist
+    (NotFound otherwise): it is read now, and what was read is kept for the request. A Mind Key's
+    mind is not read (deleting a mind revokes its keys first), nor is the default mind: their record
+    is read on first need, if any."""
+    mind = Mind(Space(who.user_id, who.mind_id))
+    if not mind.is_default and not who.bound and mind.record is None:
         raise NotFound(NO_MIND)
-    return Space(who.user_id, who.mind_id)
-
-
-def name_of(who: Principal) -> str:
-    """The chosen mind's name (the default mind's is the userId)."""
-    if who.mind_id == DEFAULT_MIND:
-        return who.user_id
-    record = minds.get_mind(who.user_id, who.mind_id)
-    if record is None:
-        raise NotFound(NO_MIND)
-    return record.name
+    return mind
 
 
 def check_exists(user_id: str, mind_id: str) -> None:
@@ -61,24 +54,22 @@ def create(who: Principal, body: MindIn) -> MindOut:
 def list_all(who: Principal) -> MindList:
     """GET /minds: every mind, the default one first, with its number of memories."""
     who.require_user()
-    default = MindInfo(
-        mind_id=DEFAULT_MIND,
-        name=who.user_id,
-        description=None,
-        created_at=utcnow(),
-        memories=minds.count_memories(Space(who.user_id)),
+    stored = minds.list_minds(who.user_id)
+    default = next((m for m in stored if m.mind_id == DEFAULT_MIND), None)
+    if default is None:  # the first time: when the default mind was first seen is kept from now on
+        default = minds.default_mind(who.user_id)
+    return MindList(
+        minds=[
+            MindInfo(
+                mind_id=m.mind_id,
+                name=m.name,
+                description=m.description,
+                created_at=m.created_at,
+                memories=minds.count_memories(Space(who.user_id, m.mind_id)),
+            )
+            for m in [default, *(m for m in stored if m.mind_id != DEFAULT_MIND)]
+        ]
     )
-    others = [
-        MindInfo(
-            mind_id=m.mind_id,
-            name=m.name,
-            description=m.description,
-            created_at=m.created_at,
-            memories=minds.count_memories(Space(who.user_id, m.mind_id)),
-        )
-        for m in minds.list_minds(who.user_id)
-    ]
-    return MindList(minds=[default, *others])
 
 
 def delete(who: Principal, mind_id: str) -> None:

@@ -29,11 +29,12 @@ from synapse.core.models.chat import IngestIn, IngestOut
 from synapse.core.models.memory import Memory
 from synapse.core.principal import Principal
 from synapse.search import cache, corpus
-from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
+from synapse.services.memory import writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, conversations, db, keys, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 PROMPT_CATEGORIES = (Category.identity, Category.preference, Category.project, Category.skill)
 PROMPT_MAX_KEYS = 200
@@ -180,10 +181,7 @@ def _change(
         content=nugget.content,
         tags=normalize_tags(nugget.tags)[:20],
         priority=nugget.priority,
-        # written by the service on the caller's behalf: an agent's memory, unverified
-        source=Source.agent,
-        verified=False,
-        confidence=nugget.confidence,
+        **writers.EXTRACTION.stamp(nugget.confidence),
         expires_at=old.expires_at if old else None,
         user_id=space.user_id,
         session_id=session_id,
@@ -219,9 +217,11 @@ def _dedupe(extracted: Sequence[llm.ExtractedNugget]) -> list[llm.ExtractedNugge
 
 # --- retries: Powertools idempotency ------------------------------------------------------------
 # The record's key is the request identity; with a client key, the content must match too.
-_BY_CONTENT = IdempotencyConfig(expires_after_seconds=3600, event_key_jmespath="request")
+# The records are kept in the user's partition, so the mind is part of the key: the same turns sent to
+# two minds are two ingests, each stored in its own mind.
+_BY_CONTENT = IdempotencyConfig(expires_after_seconds=3600, event_key_jmespath="[mind, request]")
 _BY_CLIENT_KEY = IdempotencyConfig(
-    expires_after_seconds=3600, event_key_jmespath="request", payload_validation_jmespath="content"
+    expires_after_seconds=3600, event_key_jmespath="[mind, request]", payload_validation_jmespath="content"
 )
 
 
@@ -235,7 +235,7 @@ def _run(identity: dict[str, str], space: Space, body: IngestIn) -> IngestOut:
     return ingest(space, body, identity["request"])
 
 
-def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> IngestOut:
+def ingest_once(who: Principal, mind: Mind, body: IngestIn, client_key: str | None) -> IngestOut:
     """POST /memory/ingest: `ingest`, once per request; a retry within an hour gets the first answer.
 
     Records live in the user's own partition of the idempotency table (`static_pk_value`), so
@@ -243,7 +243,7 @@ def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> Inges
     (cheap: the container's one DynamoDB client is reused).
     """
     who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     digest = body_digest(body)
     persistence = DynamoDBPersistenceLayer(
         table_name=settings().idempotency_table,
@@ -258,7 +258,7 @@ def ingest_once(who: Principal, body: IngestIn, client_key: str | None) -> Inges
         config=_BY_CLIENT_KEY if client_key else _BY_CONTENT,
         output_serializer=PydanticSerializer(model=IngestOut),
     )
-    identity = {"request": request_id(digest, client_key), "content": digest}
+    identity = {"mind": space.mind_id, "request": request_id(digest, client_key), "content": digest}
     try:
         result: IngestOut = once(identity=identity, space=space, body=body)
     except IdempotencyAlreadyInProgressError as exc:

@@ -9,10 +9,10 @@ from synapse.core.errors import NotFound, ValidationFailed
 from synapse.core.models.base import SESSION_ID_RE, Role, utcnow
 from synapse.core.models.chat import ChatMessage, SummarizeIn, SummaryChunk, SummaryList, SummaryOut
 from synapse.core.principal import Principal
-from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
 from synapse.store import conversations
 from synapse.store.keys import DEFAULT_MIND, Space
+from synapse.store.minds import Mind
 
 
 def _recent(space: Space, session_id: str, upto: int) -> list[ChatMessage]:
@@ -45,11 +45,11 @@ def _summarize(space: Space, session_id: str, messages: Sequence[ChatMessage]) -
     return NOTHING_TO_REMEMBER["th" if thai else "en"]
 
 
-def summarize(who: Principal, body: SummarizeIn) -> SummaryOut:
+def summarize(who: Principal, mind: Mind, body: SummarizeIn) -> SummaryOut:
     """POST /memory/summarize: the given messages, or the session's last SUMMARY_EVERY stored ones, as
     a new chunk."""
     who.check_user_id(body.userId)
-    space, session_id, messages = space_of(who), body.sessionId, body.messages
+    space, session_id, messages = mind.space, body.sessionId, body.messages
     count = conversations.session_count(space, session_id)
     if messages is None:
         messages = _recent(space, session_id, count)
@@ -61,9 +61,9 @@ def summarize(who: Principal, body: SummarizeIn) -> SummaryOut:
     return SummaryOut(summary=chunk.summary, chunk_id=chunk.chunk_id)
 
 
-def chunks(who: Principal, session_id: str) -> SummaryList:
+def chunks(mind: Mind, session_id: str) -> SummaryList:
     """GET /memory/summaries/{sessionId}: the session's chunks, oldest first."""
-    space = space_of(who)
+    space = mind.space
     if not SESSION_ID_RE.match(session_id):
         raise ValidationFailed.at(["path", "sessionId"], "must be 1-128 letters, digits, '.', '_' or '-'")
     return SummaryList(

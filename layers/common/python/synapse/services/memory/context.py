@@ -9,9 +9,9 @@ from synapse.core.models.base import Role
 from synapse.core.models.chat import ContextIn, ContextOut, RecallIn, RecentMessage
 from synapse.core.principal import Principal
 from synapse.core.state import per_container
-from synapse.services.account.minds import space_of
 from synapse.services.memory import recall
 from synapse.store import conversations
+from synapse.store.minds import Mind
 
 HEADINGS = ("Identity:", "Relevant memories:", "Session summary:", "Recent messages:")
 
@@ -22,16 +22,16 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="context")
 
 
-def context(who: Principal, body: ContextIn) -> ContextOut:
+def context(who: Principal, mind: Mind, body: ContextIn) -> ContextOut:
     """What recall answers for the query and limit, with the session's latest summary and last
     `recent` messages, and one prompt block of the parts that are not empty."""
     who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     summary = recent = None
     if body.sessionId is not None:
         summary = _pool().submit(conversations.latest_summary, space, body.sessionId)
         recent = _pool().submit(conversations.recent_messages, space, body.sessionId, body.recent)
-    found = recall.recall(who, RecallIn(query=body.query, limit=body.limit))
+    found = recall.recall(who, mind, RecallIn(query=body.query, limit=body.limit))
     chunk = summary.result() if summary is not None else None
     messages = [
         RecentMessage(role=Role(m.role), content=m.content, created_at=m.created_at)

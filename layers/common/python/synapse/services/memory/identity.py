@@ -14,9 +14,9 @@ from datetime import datetime
 from synapse.core.models.base import PRIORITY_RANK, Category, utcnow
 from synapse.core.models.memory import IdentityOut, Memory
 from synapse.core.principal import Principal
-from synapse.services.account.minds import space_of
 from synapse.store import conversations, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
 IDENTITY_CATEGORIES = (Category.identity, Category.preference)
 IDENTITY_MAX_ITEMS = 12
@@ -64,10 +64,10 @@ def rebuild_identity(space: Space, memories: Iterable[Memory] | None = None) -> 
     return line != stored[0]
 
 
-def identity_of(who: Principal, user_id: str) -> IdentityOut:
-    """GET /memory/identity/{userId}: the caller's own identity line only."""
+def identity_of(who: Principal, mind: Mind, user_id: str) -> IdentityOut:
+    """GET /memory/identity/{userId}: the caller's own identity line only (of the mind it acts in)."""
     who.check_user_id(user_id)
-    return IdentityOut(userId=who.user_id, identity=current(space_of(who)))
+    return IdentityOut(userId=who.user_id, identity=current(mind.space))
 
 
 def current(space: Space) -> str | None:

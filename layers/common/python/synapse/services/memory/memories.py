@@ -19,19 +19,14 @@ from synapse.core.models.base import (
 )
 from synapse.core.models.memory import Memory, MemoryHistory, MemoryIn, MemoryPatch, RestoreIn, ScoredMemory
 from synapse.core.principal import Principal
-from synapse.services.account.minds import space_of
+from synapse.services.memory import writers
 from synapse.services.memory.identity import IDENTITY_CATEGORIES, rebuild_identity
 from synapse.store import codec, db, nuggets
 from synapse.store.keys import Space
+from synapse.store.minds import Mind
 
-AGENT_CONFIDENCE = 0.7
-USER_CONFIDENCE = 1.0
 _WINDOW = re.compile(WITHIN_PATTERN)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
-
-
-def default_confidence(who: Principal) -> float:
-    return USER_CONFIDENCE if who.is_user else AGENT_CONFIDENCE
 
 
 def embed_document(user_id: str, text: str) -> codec.Vector | None:
@@ -89,13 +84,13 @@ def write(
     raise db.busy()
 
 
-def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
+def put(who: Principal, mind: Mind, body: MemoryIn) -> tuple[Memory, bool]:
     """POST /memory: create, or update the memory with the same key. Returns (memory, created).
 
     Content, source, verified and confidence are always written; tags, priority and expires_at only
     when sent (an update keeps the old ones); created_at is kept."""
     user_id = who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     sent = body.model_fields_set
     vector = embed_document(user_id, body.content)
 
@@ -103,10 +98,7 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
         now = utcnow()
         changes: dict[str, Any] = {
             "content": body.content,
-            "source": who.source,
-            # only a human's write is verified; an agent's write (re)sets it to false
-            "verified": who.is_user,
-            "confidence": body.confidence if body.confidence is not None else default_confidence(who),
+            **writers.of(who).stamp(body.confidence),
             "updated_at": now,
             **{name: getattr(body, name) for name in ("tags", "priority", "expires_at") if name in sent},
         }
@@ -125,8 +117,8 @@ def put(who: Principal, body: MemoryIn) -> tuple[Memory, bool]:
     return write(space, mem_id, make, vector=vector)
 
 
-def get(who: Principal, mem_id: str) -> Memory:
-    found = nuggets.get(space_of(who), mem_id)
+def get(mind: Mind, mem_id: str) -> Memory:
+    found = nuggets.get(mind.space, mem_id)
     if found is None or not found.memory.is_live(utcnow()):
         raise NotFound(nuggets.NO_MEMORY)
     return found.memory
@@ -138,13 +130,13 @@ def _existing(read: nuggets.Stored | None) -> nuggets.Stored:
     return read
 
 
-def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
+def update(who: Principal, mind: Mind, mem_id: str, patch: MemoryPatch) -> Memory:
     """PUT /memory/{id}: content, tags, priority, confidence, expires_at; never category or key.
 
     Source, verified and confidence describe the last writer (a PUT without confidence sets the
     caller's default)."""
     who.check_user_id(patch.userId)
-    space = space_of(who)
+    space = mind.space
     sent = patch.model_fields_set
     # read first: a 404 or a changed identity is answered before any work (embedding new content
     # costs a model call, wasted on a memory that does not exist)
@@ -152,11 +144,7 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
     for name in ("category", "key"):
         if name in sent and getattr(patch, name) != getattr(current.memory, name):
             raise ValidationFailed.at(["body", name], "is part of the memory's identity and cannot change")
-    changes: dict[str, Any] = {
-        "source": who.source,
-        "verified": who.is_user,
-        "confidence": patch.confidence if patch.confidence is not None else default_confidence(who),
-    }
+    changes: dict[str, Any] = writers.of(who).stamp(patch.confidence)
     for name in ("content", "tags", "priority", "expires_at"):
         if name in sent:
             value = getattr(patch, name)
@@ -171,15 +159,15 @@ def update(who: Principal, mem_id: str, patch: MemoryPatch) -> Memory:
     return write(space, mem_id, make, vector=vector, read=current, known=True)[0]
 
 
-def delete(who: Principal, mem_id: str) -> None:
-    space = space_of(who)
+def delete(mind: Mind, mem_id: str) -> None:
+    space = mind.space
     if nuggets.delete(space, mem_id) in IDENTITY_CATEGORIES:
         rebuild_identity(space)
 
 
-def verify(who: Principal, mem_id: str) -> Memory:
+def verify(who: Principal, mind: Mind, mem_id: str) -> Memory:
     who.require_user()
-    space = space_of(who)
+    space = mind.space
 
     def make(read: nuggets.Stored | None) -> Memory:
         now = utcnow()
@@ -190,18 +178,18 @@ def verify(who: Principal, mem_id: str) -> Memory:
     return write(space, mem_id, make, kind=lambda _: Change.verified)[0]
 
 
-def history(who: Principal, mem_id: str) -> MemoryHistory:
+def history(mind: Mind, mem_id: str) -> MemoryHistory:
     """GET /memory/{id}/history: the current version first, then the kept ones down to the oldest."""
-    current = nuggets.get(space_of(who), mem_id)
+    current = nuggets.get(mind.space, mem_id)
     if current is None or not current.memory.is_live(utcnow()):
         raise NotFound(nuggets.NO_MEMORY)
-    return MemoryHistory(versions=[nuggets.as_version(current), *nuggets.history(space_of(who), mem_id)])
+    return MemoryHistory(versions=[nuggets.as_version(current), *nuggets.history(mind.space, mem_id)])
 
 
-def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
+def restore(who: Principal, mind: Mind, mem_id: str, body: RestoreIn) -> Memory:
     """POST /memory/{id}/restore: a version's content, tags, priority, confidence and expiry, as a new
     version written by the caller (source and verified follow the caller, as for any write)."""
-    space = space_of(who)
+    space = mind.space
     current = _existing(nuggets.get(space, mem_id))
     wanted = (
         nuggets.as_version(current)
@@ -218,10 +206,8 @@ def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
                 "content": wanted.content,
                 "tags": wanted.tags,
                 "priority": wanted.priority,
-                "confidence": wanted.confidence,
                 "expires_at": wanted.expires_at,
-                "source": who.source,
-                "verified": who.is_user,
+                **writers.of(who).stamp(wanted.confidence),
                 "updated_at": utcnow(),
             }
         )
@@ -232,7 +218,7 @@ def restore(who: Principal, mem_id: str, body: RestoreIn) -> Memory:
 
 
 def list_page(
-    who: Principal,
+    mind: Mind,
     *,
     category: Category | None,
     tag: str | None,
@@ -249,7 +235,7 @@ def list_page(
         live_at=utcnow(),
     )
     try:
-        return nuggets.query(space_of(who), flt, limit=limit, cursor=cursor)
+        return nuggets.query(mind.space, flt, limit=limit, cursor=cursor)
     except codec.BadCursor as exc:
         raise bad_cursor() from exc
 
@@ -299,13 +285,13 @@ def _position(cursor: str) -> Rank:
 
 
 def by_tag_page(
-    who: Principal, tag: str, *, limit: int | None, cursor: str | None
+    mind: Mind, tag: str, *, limit: int | None, cursor: str | None
 ) -> tuple[list[Memory], str | None]:
     """Live memories with a tag in recall order: all of them, or `limit` and a cursor to the rest.
 
     The cursor is the last returned memory's place in that order (not an offset), so a memory written
     between two pages does not shift the next page onto one already seen."""
-    ordered = by_priority(live(who, tag=tag))
+    ordered = by_priority(live(mind, tag=tag))
     if cursor:
         after = _position(cursor)
         ordered = [m for m in ordered if _rank(m) > after]
@@ -315,18 +301,18 @@ def by_tag_page(
     return page, codec.encode_cursor({"after": list(_rank(page[-1]))})
 
 
-def live(who: Principal, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
+def live(mind: Mind, *, category: Category | None = None, tag: str | None = None) -> list[Memory]:
     flt = nuggets.MemoryFilter(category=category, tag=_tag(tag), live_at=utcnow())
-    return nuggets.query(space_of(who), flt)[0]
+    return nuggets.query(mind.space, flt)[0]
 
 
-def search(who: Principal, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
+def search(mind: Mind, query: str, *, tag: str | None, limit: int) -> list[ScoredMemory]:
     """Full-text search: BM25 over the user's live memories (Thai-aware tokens)."""
     if not query.strip():
         raise ValidationFailed.at(["query", "q"], "must not be blank")
     from synapse.search import scoring
 
-    memories = live(who, tag=tag)
+    memories = live(mind, tag=tag)
     best = scoring.full_text([(m.content, m.key, m.tags) for m in memories], query, limit)
     return [ScoredMemory(**memories[i].model_dump(), score=round(score, 4)) for i, score in best]
 
@@ -342,10 +328,10 @@ def parse_window(within: str) -> timedelta:
     return window
 
 
-def expiring(who: Principal, within: str) -> list[Memory]:
+def expiring(mind: Mind, within: str) -> list[Memory]:
     now = utcnow()
     flt = nuggets.MemoryFilter(live_at=now, expiring_before=now + parse_window(within))
-    memories = nuggets.query(space_of(who), flt)[0]
+    memories = nuggets.query(mind.space, flt)[0]
     return sorted(memories, key=lambda m: (m.expires_at or datetime.max, m.key))
 
 

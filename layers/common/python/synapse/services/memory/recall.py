@@ -17,9 +17,9 @@ from synapse.core.principal import Principal
 from synapse.core.state import per_container
 from synapse.search import cache, scoring
 from synapse.search.corpus import Corpus
-from synapse.services.account.minds import space_of
 from synapse.services.account.providers import gemini_key_for
 from synapse.services.memory.identity import current as current_identity
+from synapse.store.minds import Mind
 
 _PRIORITIES = list(PRIORITY_RANK)
 
@@ -30,12 +30,12 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall")
 
 
-def recall(who: Principal, body: RecallIn) -> RecallOut:
+def recall(who: Principal, mind: Mind, body: RecallIn) -> RecallOut:
     """The most relevant live memories for `query`, and the identity line."""
     from synapse.ai.embeddings import get_embedder
 
     who.check_user_id(body.userId)
-    space = space_of(who)
+    space = mind.space
     embedder = get_embedder(gemini_key_for(space.user_id))
     query_vec: Future[np.ndarray] | None = None
     model_key = None
