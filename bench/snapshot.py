@@ -392,12 +392,16 @@ def fleet_model(sizes: dict[str, Any]) -> dict[str, float]:
 
 def run(sizes: list[int], repeat: int, log: Callable[[str], None]) -> dict[str, Any]:
     from local import moto_speed
+    from synapse.core.observability import logger
 
     moto_speed.install()
+    level = logger.log_level
+    logger.setLevel("WARNING")  # (each load logs its path at INFO)
     try:
         out: dict[str, Any] = {"sizes": {str(n): cold(n, repeat, log) for n in sizes}}
         out["chat_turn"] = chat_turns(1000, max(3, repeat), log)
     finally:
+        logger.setLevel(level)
         moto_speed.uninstall()
     out["fleet_model"] = fleet_model(out["sizes"])
     out["targets"] = {"ratio_rcu": RATIO_RCU, "ratio_ms": RATIO_MS, "warm_ratio": WARM_RATIO}
