@@ -121,7 +121,7 @@ def layer_dir(log: Any, root: Path = ROOT) -> tuple[Path, str]:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
     if not (cached / ".complete").exists():
-        log(f"  building the layer's dependencies into {cached.relative_to(ROOT)} ...")
+        log(f"  building the layer's dependencies into {cached} ...")
         shutil.rmtree(cached, ignore_errors=True)
         make("layer-deps")
         (cached / ".complete").touch()

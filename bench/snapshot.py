@@ -264,8 +264,8 @@ def cold(n: int, repeat: int, log: Callable[[str], None]) -> dict[str, Any]:
             }
         db.batch_write([{"PutRequest": {"Item": full[i]}} for i in changed])
         for ids in TAIL_WRITES:
-            mem_ids = [nuggets.nugget_id(full[i]["sk"]["S"]) for i in ids]
-            changelog.transact(changelog.step(space, changelog.read(space), mem_ids))
+            said = [changelog.Change.memory(nuggets.nugget_id(full[i]["sk"]["S"]), "updated", 2) for i in ids]
+            changelog.transact(changelog.step(space, changelog.read(space), said))
         projected = [
             {k: v for k, v in it.items() if k not in ("pk", "rev", "emb_model", "emb_dim")} for it in full
         ]

@@ -4,7 +4,9 @@ moto's PutEvents answers 500 when a rule targets a Lambda function, so no rule i
 moto's server hands every entry a PutEvents accepted to `EventDispatcher.publish` (local.journal's
 MotoTap, whichever process published it), which matches it against the template's EventBridgeRule
 patterns and queues it for its target function; a background thread runs the target (through the
-functions' pools, like any invocation) with the rule's retries.
+functions' pools, like any invocation) with the rule's retries. An entry the tap journaled carries
+its position in the bus queue: once every rule's delivery of it is over (done, or dropped after the
+retries) the position is acknowledged (`on_done`), so a restart delivers again only what was not.
 """
 
 from __future__ import annotations
@@ -127,8 +129,9 @@ def to_event(entry: dict[str, Any], event_id: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Delivery:
-    rule: RuleDef
+    rule: RuleDef | None  # None: no rule matched (only its position is to be acknowledged)
     event: dict[str, Any]
+    seq: int | None = None  # on the event's last delivery: its position in the bus queue
 
 
 class EventDispatcher:
@@ -139,25 +142,28 @@ class EventDispatcher:
         rules: list[RuleDef],
         invoke: Callable[[str, dict[str, Any]], Any],
         backoff: float = 0.5,
+        on_done: Callable[[int], None] | None = None,
     ) -> None:
         self.rules = rules
         self.invoke = invoke
         self.backoff = backoff
+        self.on_done = on_done
         self._queue: queue.Queue[Delivery | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self.delivered = 0
         self.failed = 0
 
-    def publish(self, entry: dict[str, Any], event_id: str) -> int:
-        """Queue one accepted entry for every matching rule. Returns how many rules matched."""
+    def publish(self, entry: dict[str, Any], event_id: str, seq: int | None = None) -> int:
+        """Queue one accepted entry for every matching rule (one thread delivers them in order, so
+        an event's last delivery acknowledges `seq`). Returns how many rules matched."""
         event = to_event(entry, event_id)
         bus = bus_name(entry.get("EventBusName"))
-        count = 0
-        for rule in self.rules:
-            if rule.bus == bus and matches(rule.pattern, event):
-                self._queue.put(Delivery(rule, event))
-                count += 1
-        return count
+        rules = [r for r in self.rules if r.bus == bus and matches(r.pattern, event)]
+        for i, rule in enumerate(rules):
+            self._queue.put(Delivery(rule, event, seq if i == len(rules) - 1 else None))
+        if not rules and seq is not None:
+            self._queue.put(Delivery(None, event, seq))
+        return len(rules)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="eventbridge", daemon=True)
@@ -184,14 +190,17 @@ class EventDispatcher:
             try:
                 if item is None:
                     return
-                self._deliver(item)
+                if item.rule is not None:
+                    self._deliver(item, item.rule)
+                if item.seq is not None and self.on_done is not None:
+                    self.on_done(item.seq)
             finally:
                 self._queue.task_done()
 
-    def _deliver(self, item: Delivery) -> None:
-        for attempt in range(item.rule.retries + 1):
+    def _deliver(self, item: Delivery, rule: RuleDef) -> None:
+        for attempt in range(rule.retries + 1):
             try:
-                self.invoke(item.rule.function, item.event)
+                self.invoke(rule.function, item.event)
                 self.delivered += 1
                 return
             except Exception as exc:  # noqa: BLE001 - like EventBridge: retry, then give up and log
@@ -199,10 +208,10 @@ class EventDispatcher:
                     "event %s (%s) to %s failed on attempt %d: %s",
                     item.event["id"],
                     item.event["detail-type"],
-                    item.rule.function,
+                    rule.function,
                     attempt + 1,
                     reason(exc),
                 )
                 time.sleep(self.backoff * (2**attempt))
         self.failed += 1
-        log.error("event %s to %s dropped after retries", item.event["id"], item.rule.function)
+        log.error("event %s to %s dropped after retries", item.event["id"], rule.function)

@@ -7,6 +7,12 @@ parameters, binaries base64-tagged) and fsync'ed inside that one lock, so the jo
 order moto applied the writes, and no write is acknowledged before it is on disk. At start the journal
 is replayed into the fresh tables with `raw_client` (whose requests the tap leaves alone), then
 compacted into one PutItem per item (written beside it, fsync'ed, renamed over it).
+
+The journal also holds the local run's queues, so that what AWS would keep durably survives a kill -9
+too: each record of the emulated DynamoDB stream (`@stream`, local/streams.py) is appended with the
+write it comes from, in the same fsync, and each entry PutEvents accepted (`@event`) before PutEvents
+answers. Their consumers acknowledge positions in `acks.json` (`Acks`); at start the records past
+those positions are delivered again (at least once) and carried over into the compacted journal.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import botocore.session
 from botocore import xform_name
@@ -111,14 +117,23 @@ class Journal:
                 self._fh = None
 
     def append(self, op: str, params: dict[str, Any]) -> None:
-        line = json.dumps({"op": op, "params": encode(params)}, separators=(",", ":")).encode() + b"\n"
+        self.append_many([(op, params)])
+
+    def append_many(self, records: list[tuple[str, dict[str, Any]]]) -> None:
+        """Append records together, with one fsync (a write and the stream records it makes)."""
+        if not records:
+            return
+        lines = b"".join(
+            json.dumps({"op": op, "params": encode(params)}, separators=(",", ":")).encode() + b"\n"
+            for op, params in records
+        )
         with self._lock:
             if self._fh is None:
                 self.open()
-            self._fh.write(line)
+            self._fh.write(lines)
             self._fh.flush()
             os.fsync(self._fh.fileno())
-            self.appended += 1
+            self.appended += len(records)
 
     def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every complete record; a torn last line (a crash mid-write) is skipped."""
@@ -135,10 +150,15 @@ class Journal:
                     continue
                 yield str(rec["op"]), decode(rec["params"])
 
-    def replay(self, client: Any) -> tuple[int, int]:
-        """Apply every record through `client` (which must not be hooked). Returns (applied, failed)."""
+    def replay(self, client: Any, queued: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[int, int]:
+        """Apply every write through `client` (which must not be hooked); queue records (`@...`) are
+        not writes: they go to `queued`, in order. Returns (applied, failed)."""
         applied = failed = 0
         for op, params in self.records():
+            if op.startswith(QUEUE_PREFIX):
+                if queued is not None:
+                    queued.append((op, params))
+                continue
             try:
                 getattr(client, xform_name(op))(**params)
                 applied += 1
@@ -147,8 +167,11 @@ class Journal:
                 log.warning("journal replay: %s failed (%s)", op, exc.response.get("Error", {}).get("Code"))
         return applied, failed
 
-    def compact(self, client: Any, tables: Iterable[str]) -> int:
-        """Rewrite the journal as one PutItem per live item: temp file, fsync, atomic rename."""
+    def compact(
+        self, client: Any, tables: Iterable[str], carry: Iterable[tuple[str, dict[str, Any]]] = ()
+    ) -> int:
+        """Rewrite the journal as one PutItem per live item, then the queue records still undelivered
+        (`carry`): temp file, fsync, atomic rename."""
         tmp = self.path.with_suffix(".jsonl.tmp")
         count = 0
         with self._lock:
@@ -163,12 +186,53 @@ class Journal:
                             rec = {"op": "PutItem", "params": encode(params)}
                             out.write(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
                             count += 1
+                for op, params in carry:
+                    rec = {"op": op, "params": encode(params)}
+                    out.write(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
             _fsync_dir(self.path.parent)
             self._fh = self.path.open("ab")
         return count
+
+
+class Acks:
+    """Where each consumer of a journaled queue stands (`{queue: last position handled}`), in
+    DATA_DIR/acks.json. Written after each delivery (a temp file renamed over it, no fsync: a lost
+    acknowledgement only delivers again, and the queues are at least once)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.positions: dict[str, int] = {}
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            self.positions = {str(k): int(v) for k, v in raw.items()}
+        except (OSError, ValueError, AttributeError, TypeError):
+            self.positions = {}
+
+    def get(self, queue: str) -> int:
+        return self.positions.get(queue, 0)
+
+    def ack(self, queue: str, position: int) -> None:
+        with self._lock:
+            if position <= self.positions.get(queue, 0):
+                return
+            self.positions[queue] = position
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text(json.dumps(self.positions), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+
+def undelivered(queued: Iterable[tuple[str, dict[str, Any]]], acks: Acks) -> list[tuple[str, dict[str, Any]]]:
+    """The queue records past their consumer's acknowledged position, in journal order."""
+    return [(op, p) for op, p in queued if int(p["seq"]) > acks.get(queue_of(op, p))]
+
+
+def queue_of(op: str, params: dict[str, Any]) -> str:
+    """The queue a record belongs to: the bus, or one stream source."""
+    return BUS_QUEUE if op == EVENT_OP else f"stream:{params['source']}"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -186,6 +250,11 @@ def _fsync_dir(path: Path) -> None:
 
 # --- the tap at moto's server ----------------------------------------------------------------------
 
+QUEUE_PREFIX = "@"  # a journal record that is not a write: a queue's
+EVENT_OP = "@event"  # an entry PutEvents accepted: {"seq", "entry", "event_id"}
+STREAM_OP = "@stream"  # a record of the emulated stream: {"source", "seq", "record"}
+BUS_QUEUE = "bus"
+
 DYNAMODB_TARGET = "DynamoDB_20120810."
 PUT_EVENTS_TARGET = "AWSEvents.PutEvents"
 # a request carrying this header is neither journaled nor delivered (local.aws.raw_client sets it)
@@ -194,6 +263,14 @@ UNJOURNALED_HEADER = "X-Synapse-Local-Unjournaled"
 
 class JournalError(RuntimeError):
     """A write moto applied could not be journaled: it must not be acknowledged."""
+
+
+class StreamSink(Protocol):
+    """The emulated streams as the tap sees them (local/streams.py's LocalStreams)."""
+
+    def records_of(self, op: str, wire: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]: ...
+
+    def accept(self, records: list[tuple[str, dict[str, Any]]]) -> None: ...
 
 
 class MotoTap:
@@ -208,13 +285,18 @@ class MotoTap:
 
     def __init__(self) -> None:
         self.journal: Journal | None = None
-        self.publish: Callable[[dict[str, Any], str], Any] | None = None
+        self.publish: Callable[[dict[str, Any], str, int | None], Any] | None = None
+        self.streams: StreamSink | None = None
+        self.bus_seq = 0  # the last position given to an accepted event (the bus queue's)
         self._shapes: dict[str, Shape | None] = {}
 
     def attach(
-        self, journal: Journal | None, publish: Callable[[dict[str, Any], str], Any] | None = None
+        self,
+        journal: Journal | None,
+        publish: Callable[[dict[str, Any], str, int | None], Any] | None = None,
+        streams: StreamSink | None = None,
     ) -> None:
-        self.journal, self.publish = journal, publish
+        self.journal, self.publish, self.streams = journal, publish, streams
 
     def wants(self, target: str) -> bool:
         """Does this request's body need to be seen (decided from its X-Amz-Target alone)?"""
@@ -242,9 +324,12 @@ class MotoTap:
                 wire = processed_batch(wire, unprocessed)
                 if wire is None:
                     return
-            journal.append(op, from_wire(self._input_shape(op), wire))
+            records = self.streams.records_of(op, wire) if self.streams is not None else []
+            journal.append_many([(op, from_wire(self._input_shape(op), wire)), *records])
         except Exception as exc:
             raise JournalError(f"{op} could not be journaled: {type(exc).__name__}: {exc}") from exc
+        if records and self.streams is not None:
+            self.streams.accept(records)
 
     def _publish(self, request: bytes, response: bytes) -> None:
         publish = self.publish
@@ -252,10 +337,25 @@ class MotoTap:
             return
         entries = (json.loads(request or b"{}") or {}).get("Entries") or []
         results = (json.loads(response or b"{}") or {}).get("Entries") or []
+        accepted = []
         for entry, result in zip(entries, results, strict=False):
             event_id = result.get("EventId") if isinstance(result, dict) else None
             if event_id and isinstance(entry, dict):
-                publish(entry, event_id)
+                accepted.append((entry, str(event_id)))
+        if self.journal is None:  # nothing to keep them in: delivered from memory only
+            for entry, event_id in accepted:
+                publish(entry, event_id, None)
+            return
+        records = []
+        for entry, event_id in accepted:
+            self.bus_seq += 1
+            records.append((EVENT_OP, {"seq": self.bus_seq, "entry": entry, "event_id": event_id}))
+        try:  # like EventBridge: an accepted event is kept until it is delivered
+            self.journal.append_many(records)
+        except Exception as exc:
+            raise JournalError(f"PutEvents could not be journaled: {type(exc).__name__}: {exc}") from exc
+        for _, params in records:
+            publish(params["entry"], params["event_id"], params["seq"])
 
     def _input_shape(self, op: str) -> Shape | None:
         if op not in self._shapes:

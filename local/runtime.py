@@ -30,8 +30,9 @@ from local.aws import (
 from local.credentials import DEV_USER, configured_claims, dev_secret, ensure_api_key, make_jwt
 from local.events import EventDispatcher
 from local.functions import DEFAULT_CONCURRENCY, Functions, add_to_path, reason
-from local.journal import Journal, MotoTap
+from local.journal import BUS_QUEUE, EVENT_OP, Acks, Journal, MotoTap, undelivered
 from local.routes import RouteTable
+from local.streams import LocalStreams
 from local.template import Template, parse, resolve_environment
 
 log = logging.getLogger("local")
@@ -171,7 +172,10 @@ class LocalRuntime:
         self.bucket: TokenBucket | None = None
         self.functions: Functions | None = None
         self.dispatcher: EventDispatcher | None = None
+        self.streams: LocalStreams | None = None
         self.journal: Journal | None = None
+        self.acks: Acks | None = None
+        self.pending: list[tuple[str, dict[str, Any]]] = []  # queue records journaled, not yet delivered
         self.tap = MotoTap()
         self.sweeper: TtlSweeper | None = None
         self.httpd: ThreadingHTTPServer | None = None
@@ -256,9 +260,26 @@ class LocalRuntime:
 
         idle = setting_number("LOCAL_WORKER_IDLE_SECONDS", WORKER_IDLE, 0)
         self.functions = Functions(tpl.functions, envs, limit, [layer], self.worker_stdout, idle)
-        self.dispatcher = EventDispatcher(tpl.rules, self.functions.invoke)
-        self.tap.attach(self.journal, self.dispatcher.publish)
+        acks = self.acks
+        assert acks is not None
+        self.dispatcher = EventDispatcher(
+            tpl.rules, self.functions.invoke, on_done=lambda seq: acks.ack(BUS_QUEUE, seq)
+        )
+        self.streams = LocalStreams(tpl, self.functions.invoke, acks)
+        # what was journaled before a restart and not delivered goes first, in its order
+        again = self.streams.restore(self.pending)
+        self.tap.bus_seq = acks.get(BUS_QUEUE)
+        for op, params in self.pending:
+            if op == EVENT_OP:
+                self.tap.bus_seq = max(self.tap.bus_seq, int(params["seq"]))
+                self.dispatcher.publish(params["entry"], str(params["event_id"]), int(params["seq"]))
+                again += 1
+        if again:
+            log.info("queues: %d stream records and events journaled before the restart to deliver", again)
+        self.pending = []
+        self.tap.attach(self.journal, self.dispatcher.publish, self.streams)
         self.dispatcher.start()
+        self.streams.start()
         self._clear_settings_cache()
         for name, fn in tpl.functions.items():
             if not fn.file.exists():
@@ -335,10 +356,14 @@ class LocalRuntime:
 
     def _restore(self, tpl: Template, compact: bool) -> None:
         self.journal = Journal(self.data_dir / "journal.jsonl")
+        self.acks = Acks(self.data_dir / "acks.json")
         ddb = raw_client("dynamodb")
-        applied, failed = self.journal.replay(ddb)
+        queued: list[tuple[str, dict[str, Any]]] = []
+        applied, failed = self.journal.replay(ddb, queued)
+        self.pending = undelivered(queued, self.acks)
         if compact:
-            items = self.journal.compact(ddb, [tpl.table_name(t) for t in tpl.tables])
+            tables = [tpl.table_name(t) for t in tpl.tables]
+            items = self.journal.compact(ddb, tables, carry=self.pending)
             log.info("journal: %d writes replayed (%d failed), compacted to %d items", applied, failed, items)
         else:
             log.info("journal: %d writes replayed (%d failed)", applied, failed)
@@ -391,6 +416,9 @@ class LocalRuntime:
                     self._inflight_cond.wait(timeout=max(0.0, deadline - time.monotonic()))
                 if self._inflight:
                     log.warning("%d requests still running at shutdown", self._inflight)
+        if self.streams is not None:  # first: the stream's consumer puts events on the bus
+            self.streams.drain(timeout=10)
+            self.streams.stop()
         if self.dispatcher is not None:
             self.dispatcher.drain(timeout=10)
             self.dispatcher.stop()

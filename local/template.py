@@ -1,10 +1,12 @@
-"""Read template.yaml: functions, HTTP routes, the authorizer, event rules, tables, bus and key.
+"""Read template.yaml: functions, HTTP routes, the authorizer, event rules and stream triggers, tables,
+bus and key.
 
 The template is the one source of truth for the local run: there is no second route table in code.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -98,6 +100,19 @@ class RuleDef:
 
 
 @dataclass(frozen=True)
+class StreamSourceDef:
+    """A function's `DynamoDB` event: the table whose stream it reads, and how Lambda polls it."""
+
+    name: str
+    function: str
+    table: str  # logical id of the table
+    batch_size: int
+    filters: tuple[dict[str, Any], ...]  # FilterCriteria patterns (none: every record)
+    retries: int  # MaximumRetryAttempts (-1: until the record is too old)
+    max_age: int  # MaximumRecordAgeInSeconds (-1: forever)
+
+
+@dataclass(frozen=True)
 class CorsDef:
     allow_origins: tuple[str, ...]
     allow_headers: tuple[str, ...]
@@ -126,6 +141,7 @@ class Template:
     cors: CorsDef | None = None
     throttle: ThrottleDef | None = None
     rules: list[RuleDef] = field(default_factory=list)
+    streams: list[StreamSourceDef] = field(default_factory=list)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -226,7 +242,7 @@ def parse(path: Path) -> Template:
             timeout=timeout if isinstance(timeout, int) else glob_timeout,
             memory=memory if isinstance(memory, int) else glob_memory,
         )
-        for ev in (props.get("Events") or {}).values():
+        for ev_name, ev in (props.get("Events") or {}).items():
             if not isinstance(ev, dict):
                 continue
             ev_props = ev.get("Properties") or {}
@@ -259,10 +275,39 @@ def parse(path: Path) -> Template:
                     )
                 )
 
+            elif ev.get("Type") == "DynamoDB":
+                tpl.streams.append(_stream_source(tpl, name, ev_name, ev_props))
+
     tpl.authorizer = _find_authorizer(tpl)
     tpl.cors = _find_cors(tpl)
     tpl.throttle = _find_throttle(tpl)
     return tpl
+
+
+def _stream_source(tpl: Template, function: str, event: str, props: dict[str, Any]) -> StreamSourceDef:
+    table = _getatt_resource(props.get("Stream"))
+    if table is None or table not in tpl.tables:
+        raise ValueError(f"{function}.{event}: Stream must be !GetAtt <a table of the template>.StreamArn")
+    patterns = []
+    for flt in ((props.get("FilterCriteria") or {}).get("Filters")) or []:
+        raw = flt.get("Pattern") if isinstance(flt, dict) else None
+        pattern = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(pattern, dict):
+            raise ValueError(f"{function}.{event}: a filter's Pattern must be a JSON object")
+        patterns.append(pattern)
+
+    def whole(value: Any, default: int) -> int:
+        return int(value) if isinstance(value, int) else default
+
+    return StreamSourceDef(
+        name=f"{function}.{event}",
+        function=function,
+        table=table,
+        batch_size=whole(props.get("BatchSize"), 100),
+        filters=tuple(patterns),
+        retries=whole(props.get("MaximumRetryAttempts"), -1),
+        max_age=whole(props.get("MaximumRecordAgeInSeconds"), -1),
+    )
 
 
 def _number(tpl: Template, value: Any, env_name: str) -> float | None:

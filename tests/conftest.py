@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from moto import mock_aws
+from moto.kms import models as kms_models
 
 from harness.gemini import GeminiDouble, running_double
 from harness.lambdas import SNAPSHOT_BUCKET, LambdaContext, create_aws, http_event, load_function
@@ -17,6 +21,22 @@ from synapse.core.config import settings
 
 TABLE = "synapse-memory-test"
 IDEMPOTENCY = "synapse-idempotency-test"
+
+
+_figures: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Figures a test measured (`record_property("figure", text)`), gathered from every xdist worker."""
+    if report.when == "call":
+        _figures.extend(str(value) for name, value in report.user_properties if name == "figure")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _figures:
+        terminalreporter.section("figures measured by the tests")
+        for line in _figures:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(autouse=True)
@@ -45,9 +65,40 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     state.reset()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_botocore_loader() -> Iterator[None]:
+    """One botocore data loader for the run: its JSON models are read once, not once a test.
+
+    The service makes one botocore session per container (`state.reset()`, i.e. every test), and moto
+    resets boto3's default session on every `mock_aws()`: each new session read endpoints.json and
+    the service models again (~0.1 s of CPU a session). The loader only reads files that never change
+    during a run and hands out what it read; botocore already shares it within a session.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(botocore.session, "create_loader", functools.cache(botocore.loaders.create_loader))
+        yield
+
+
+_stock_private_key = kms_models.generate_private_key
+
+
+@functools.cache
+def _symmetric_keys_private_key(key_spec: str) -> Any:
+    return _stock_private_key(key_spec)
+
+
+def _private_key(key_spec: str) -> Any:
+    # moto makes an RSA-2048 key pair for every key, symmetric ones included (~0.1 s of CPU a test),
+    # where it is never used (only asymmetric keys sign or have a public key): one pair does for them all
+    if key_spec == "SYMMETRIC_DEFAULT":
+        return _symmetric_keys_private_key(key_spec)
+    return _stock_private_key(key_spec)
+
+
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """moto with the tables created from template.yaml's own definitions, the bus and the KMS key."""
+    monkeypatch.setattr(kms_models, "generate_private_key", _private_key)
     with mock_aws():
         monkeypatch.setenv("KMS_KEY_ID", create_aws(TABLE, IDEMPOTENCY, "MemoryBus"))
         state.reset()

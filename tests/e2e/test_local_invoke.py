@@ -36,6 +36,9 @@ def function_of(event: dict[str, Any]) -> str:
     if "detail-type" in event:
         [target] = [r.function for r in TEMPLATE.rules if matches(r.pattern, event)]
         return target
+    if "Records" in event:  # a batch of a table's stream: that stream's trigger
+        [target] = [s.function for s in TEMPLATE.streams if s.table == "MemoryTable"]
+        return target
     method, path = event["routeKey"].split(" ", 1)
     [function] = [r.function for r in TEMPLATE.routes if (r.method, r.path) == (method, path)]
     return function
@@ -147,6 +150,8 @@ def test_invoke_runs_the_sample_event_and_prints_the_answer_as_sam_does(
         assert isinstance(value["isAuthorized"], bool)
     elif "detail-type" in event:
         assert not (isinstance(value, dict) and "errorType" in value), value
+    elif "Records" in event:  # every record's events were put
+        assert value == {"batchItemFailures": []}, value
     else:
         assert isinstance(value, dict) and "errorType" not in value, value
         assert 200 <= value["statusCode"] < 500, value

@@ -40,6 +40,7 @@ CODES = {
     404: "not_found",
     405: "not_found",  # (a wrong method is answered as an unknown route, like API Gateway)
     409: "conflict",
+    410: "gone",
     413: "payload_too_large",
     422: "validation_error",
     429: "rate_limited",

@@ -1,8 +1,9 @@
 """Snapshots, proven (search/snapshot.py, store/snapshots.py, search/cache.py): a container that holds
 no corpus loads the mind's snapshot and the change log's tail since it, and what it builds is exactly
-what a full read builds, through creates, updates, deletes, verifications, restores, expiries, minds,
-and a mind deleted and made again; nothing deleted comes back; a snapshot goes with its mind; a reader
-asks for a new one when it finds none or one far behind, and never loads one it cannot trust."""
+what a full read builds, through creates, updates, deletes, verifications, restores, expiries, summary
+chunks (log entries with no memory in them), minds, and a mind deleted and made again; nothing deleted
+comes back; a snapshot goes with its mind; a reader asks for a new one when it finds none or one far
+behind, and never loads one it cannot trust."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from synapse.search import cache, snapshot
 from synapse.search.corpus import build
 from synapse.services.account import minds, privacy
 from synapse.services.memory import memories
-from synapse.store import changelog, nuggets, snapshots
+from synapse.store import changelog, conversations, nuggets, snapshots
 from synapse.store.keys import Space, snapshot_key, snapshot_mind_prefix, snapshot_user_prefix
 from tests.integration.test_incremental_corpus import MODEL_KEY, WORDS, fake_vector, same_corpus, spy, text
 
@@ -90,6 +91,8 @@ op = st.one_of(
     st.tuples(st.just("verify"), st.integers(0, 7), st.just([])),
     st.tuples(st.just("restore"), st.integers(0, 7), st.just([])),
     st.tuples(st.just("expire"), st.integers(0, 7), st.just([])),
+    # a session's summary chunk: a change-log entry with no memory in it (summary.created)
+    st.tuples(st.just("summary"), st.integers(0, 2), st.just([])),
     st.tuples(st.just("mind"), st.just(0), st.just([])),  # a second mind (then used)
     st.tuples(st.just("drop"), st.just(0), st.just([])),  # DELETE /minds of it, and one made anew
     st.tuples(st.just("forget"), st.just(0), st.just([])),  # DELETE /me, and the user starts again
@@ -118,7 +121,7 @@ def test_a_snapshot_and_its_tail_build_exactly_what_a_full_read_builds(
 # every kind of write between snapshots and cold loads, each cold load from a snapshot
 FIXED = [
     ("put", 1, [1, 2, 3]), ("snapshot", 0, []), ("cold", 0, []),
-    ("put", 2, [4, 4, 5]), ("edit", 1, [6, 7, 8]), ("cold", 0, []),
+    ("put", 2, [4, 4, 5]), ("summary", 0, []), ("edit", 1, [6, 7, 8]), ("cold", 0, []),
     ("verify", 2, []), ("restore", 1, []), ("expire", 2, []), ("delete", 0, []), ("cold", 0, []),
     ("snapshot", 1, []), ("put", 3, [9]), ("cold", 0, []), ("recall", 0, []),
     ("mind", 0, []), ("put", 1, [1]), ("snapshot", 0, []), ("delete", 1, []), ("cold", 0, []),
@@ -172,6 +175,9 @@ def play(monkeypatch: pytest.MonkeyPatch, seen: Seen, ops: list[tuple[str, int, 
             people[:] = [user]
             ids.clear()
             first(user)
+        elif kind == "summary":
+            said = conversations.add_summary(space, f"s{n}", summary="we talked", msg_count=6, now=utcnow())
+            assert said is not None
         elif kind == "snapshot":
             assert write_snapshot(monkeypatch, space, MODEL_KEY if n == 0 else None) in ("written", "current")
         elif kind in ("cold", "recall"):

@@ -49,7 +49,8 @@ def jwks(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # (polled every 50 ms, not serve_forever's 0.5 s: shutdown() waits for the next poll)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_port}/auth/v1/.well-known/jwks.json"
     monkeypatch.setenv("JWT_JWKS_URL", url)
     settings.cache_clear()

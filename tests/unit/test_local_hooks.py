@@ -23,7 +23,7 @@ def test_service_and_boto3_clients_are_journaled_raw_clients_are_not(
     journal = Journal(tmp_path / "journal.jsonl")
     published: list[dict[str, Any]] = []
     tap = MotoTap()
-    tap.attach(journal, lambda entry, event_id: published.append(entry))
+    tap.attach(journal, lambda entry, event_id, seq: published.append(entry))
     with moto_server(tap) as endpoint:
         # Given the service's own client, a boto3 session's client and a raw client (as a replay uses)
         monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
@@ -53,5 +53,9 @@ def test_service_and_boto3_clients_are_journaled_raw_clients_are_not(
     state.reset()
     journal.close()
     # but only the first two were journaled and handed to the local EventBridge
-    assert [params["Item"]["pk"]["S"] for _, params in journal.records()] == ["service", "boto3"]
+    writes = [params for op, params in journal.records() if op == "PutItem"]
+    assert [params["Item"]["pk"]["S"] for params in writes] == ["service", "boto3"]
     assert [e["Source"] for e in published] == ["service", "boto3"]
+    # and the events were journaled too, numbered in the bus's queue, before PutEvents answered
+    kept = [params for op, params in journal.records() if op == "@event"]
+    assert [(p["seq"], p["entry"]["Source"]) for p in kept] == [(1, "service"), (2, "boto3")]

@@ -131,8 +131,8 @@ def test_a_write_is_on_disk_before_its_answer_leaves_motos_server(tmp_path: Path
     on_disk_at_append: list[int] = []
 
     class Watching(Journal):
-        def append(self, op: str, params: dict) -> None:
-            super().append(op, params)
+        def append_many(self, records: list) -> None:
+            super().append_many(records)
             on_disk_at_append.append(len(self.path.read_bytes().splitlines()))
 
     journal = Watching(tmp_path / "journal.jsonl")
@@ -192,7 +192,7 @@ def test_parallel_writers_are_journaled_in_the_order_moto_applied_them(tmp_path:
 
 def test_a_write_that_cannot_be_journaled_is_not_acknowledged(tmp_path: Path) -> None:
     class Full(Journal):
-        def append(self, op: str, params: dict) -> None:
+        def append_many(self, records: list) -> None:
             raise OSError(28, "No space left on device")
 
     tap = MotoTap()

@@ -23,6 +23,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "memory_delete": {("DELETE", "/memory/{id}")},
     "memory_verify": {("POST", "/memory/{id}/verify")},
     "memory_history": {("GET", "/memory/{id}/history")},
+    "memory_changes": {("GET", "/memory/changes")},
     "minds_create": {("POST", "/minds")},
     "minds_list": {("GET", "/minds")},
     "minds_delete": {("DELETE", "/minds/{mindId}")},
@@ -49,6 +50,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "authorizer": set(),
     "summarize_session": set(),
     "snapshot_writer": set(),
+    "change_events": set(),
 }
 PUBLIC_ROUTES = {
     ("GET", "/health"),
@@ -63,6 +65,7 @@ PUBLIC_ROUTES = {
 READ_ONLY = {
     "memory_context",
     "memory_history",
+    "memory_changes",
     "memory_list",
     "memory_get",
     "memory_recall_text",
@@ -286,8 +289,9 @@ def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
 
 
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
-    # Given every function outside the read-only set (and GET /minds, above; the snapshot writer: below)
-    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "snapshot_writer"}:
+    # Given every function outside the read-only set (and GET /minds, above; the snapshot writer and
+    # the change events: their own tests)
+    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "snapshot_writer", "change_events"}:
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname
@@ -298,8 +302,9 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
 
     assert having("KMSDecryptPolicy") == KMS_DECRYPTERS
     assert having("KMSEncryptPolicy") == {"providers_put"}
-    # And only ingest publishes events; ingest keeps idempotency records, DELETE /me deletes them
-    assert having("EventBridgePutEventsPolicy") == {"memory_ingest"}
+    # And only ingest (SessionSummaryDue) and the change events publish events; ingest keeps
+    # idempotency records, DELETE /me deletes them
+    assert having("EventBridgePutEventsPolicy") == {"memory_ingest", "change_events"}
     idempotent = {
         d
         for d in ROUTES
@@ -308,6 +313,39 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
         and any(v == {"TableName": {"Ref": "IdempotencyTable"}} for v in policy.values())
     }
     assert idempotent == {"memory_ingest", "me_delete"}
+
+
+def test_change_events_come_from_the_tables_stream_in_order_with_a_dead_letter_queue(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    # Given the memory table and the change-events function
+    table = template["Resources"]["MemoryTable"]["Properties"]
+    props = functions["ChangeEventsFunction"]["Properties"]
+    # Then the table streams new images, and the function's only event is that stream
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (source,) = props["Events"].values()
+    assert source["Type"] == "DynamoDB"
+    stream = source["Properties"]
+    assert stream["Stream"] == {"Fn::GetAtt": ["MemoryTable", "StreamArn"]}
+    # one poller per shard, partial batch failures reported (the checkpoint keeps the order), bisect
+    assert stream.get("ParallelizationFactor", 1) == 1
+    assert stream["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert stream["BisectBatchOnFunctionError"] is True
+    # what is given up on goes to a queue of the stack (SAM grants SendMessage from its Type)
+    on_failure = stream["DestinationConfig"]["OnFailure"]
+    assert on_failure == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["ChangeEventsDeadLetterQueue", "Arn"]},
+    }
+    assert template["Resources"]["ChangeEventsDeadLetterQueue"]["Type"] == "AWS::SQS::Queue"
+    # only new change-log entries reach it (the filter), and the pattern is JSON
+    (flt,) = stream["FilterCriteria"]["Filters"]
+    assert json.loads(flt["Pattern"]) == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"NewImage": {"log_seq": {"N": [{"exists": True}]}}},
+    }
+    # And it reads nothing of the table: it may only put events on MemoryBus
+    assert props["Policies"] == [{"EventBridgePutEventsPolicy": {"EventBusName": {"Ref": "MemoryBus"}}}]
 
 
 def test_memory_table_keeps_raw_messages_briefly_and_everything_recoverably(template: dict[str, Any]) -> None:
@@ -424,7 +462,8 @@ def test_every_function_has_a_sample_event(functions: dict[str, dict[str, Any]])
 
 
 def _http_route_samples() -> list[Path]:
-    """The sample events of HTTP routes (not the authorizer's REQUEST or the EventBridge samples)."""
+    """The sample events of HTTP routes (not the authorizer's REQUEST, the EventBridge or the stream
+    samples)."""
     samples = []
     for path in sorted((ROOT / "events").glob("*.json")):
         event = json.loads(path.read_text(encoding="utf-8"))
@@ -435,13 +474,14 @@ def _http_route_samples() -> list[Path]:
 
 def test_http_route_samples_are_most_samples() -> None:
     # the filter above must not quietly drop the samples it is meant to check (the others: the
-    # authorizer's and the two EventBridge consumers')
+    # authorizer's, the two EventBridge consumers' and the stream's)
     others = {p.name for p in (ROOT / "events").glob("*.json")} - {p.name for p in _http_route_samples()}
     assert {n for n in others if not n.startswith("authorizer")} == {
         "summarize_session.json",
         "snapshot_writer.json",
+        "change_events.json",
     }
-    assert len(others) <= 4
+    assert len(others) <= 5
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)
@@ -481,6 +521,26 @@ def test_sample_summary_event_matches_the_rule(functions: dict[str, dict[str, An
     assert event["source"] in pattern["source"]
     assert event["detail-type"] in pattern["detail-type"]
     assert set(event["detail"]) == {"userId", "sessionId", "msgCount"}
+
+
+def test_sample_stream_event_passes_the_filter_and_is_what_the_table_would_stream(
+    functions: dict[str, dict[str, Any]],
+) -> None:
+    # Given the change-events sample and its event source's filter
+    from local.events import matches
+
+    event = json.loads((ROOT / "events/change_events.json").read_text(encoding="utf-8"))
+    stream = functions["ChangeEventsFunction"]["Properties"]["Events"]["Stream"]["Properties"]
+    patterns = [json.loads(f["Pattern"]) for f in stream["FilterCriteria"]["Filters"]]
+    # Then every record is a new change-log entry of a user's partition that the filter passes
+    for record in event["Records"]:
+        assert any(matches(p, record) for p in patterns)
+        assert record["dynamodb"]["Keys"]["pk"]["S"].startswith("mem:")
+        assert ":chg:" in ":" + record["dynamodb"]["Keys"]["sk"]["S"]
+    # and the filter drops a memory's own record and a TTL deletion of an entry
+    memory = {"eventName": "INSERT", "dynamodb": {"NewImage": {"sk": {"S": "nug:x"}}}}
+    removal = {**event["Records"][0], "eventName": "REMOVE"}
+    assert not any(matches(p, memory) or matches(p, removal) for p in patterns)
 
 
 def test_snapstart_is_a_parameter_and_off_by_default(template: dict[str, Any]) -> None:
@@ -533,6 +593,7 @@ def _statements(template: dict[str, Any], policy: str) -> list[dict[str, Any]]:
 
 
 SNAPSHOT_OBJECTS = {"Fn::Sub": "${SnapshotBucket.Arn}/snapshots/*"}
+SNAPSHOT_BUCKET = {"Fn::GetAtt": ["SnapshotBucket", "Arn"]}
 VIA_S3 = {"StringEquals": {"kms:ViaService": {"Fn::Sub": "s3.${AWS::Region}.amazonaws.com"}}}
 
 
@@ -592,9 +653,12 @@ def test_snapshot_readers_read_and_ask_deleters_delete_and_no_one_else_touches_t
         return {d for d in ROUTES if policy in _policy_names(functions[_camel(d)]["Properties"])}
 
     # Given the two managed policies of the snapshots
-    # Then readers may GET a snapshot, decrypt it through S3 only, and send SnapshotDue only
+    # Then readers may GET a snapshot, list the bucket (without it S3 answers a missing snapshot with
+    # 403, not 404, and the reader would never ask for one), decrypt through S3 only, and send
+    # SnapshotDue only
     assert _statements(template, "SnapshotReadPolicy") == [
         {"Effect": "Allow", "Action": "s3:GetObject", "Resource": SNAPSHOT_OBJECTS},
+        {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": SNAPSHOT_BUCKET},
         {
             "Effect": "Allow",
             "Action": "kms:Decrypt",
@@ -615,7 +679,7 @@ def test_snapshot_readers_read_and_ask_deleters_delete_and_no_one_else_touches_t
         {
             "Effect": "Allow",
             "Action": "s3:ListBucket",
-            "Resource": {"Fn::GetAtt": ["SnapshotBucket", "Arn"]},
+            "Resource": SNAPSHOT_BUCKET,
             "Condition": {"StringLike": {"s3:prefix": ["snapshots/*"]}},
         },
         {"Effect": "Allow", "Action": "s3:DeleteObject", "Resource": SNAPSHOT_OBJECTS},
@@ -645,6 +709,8 @@ def test_the_snapshot_writer_reads_the_table_and_writes_snapshots_only(
                 "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
                 "Resource": SNAPSHOT_OBJECTS,
             },
+            # (a HEAD of a missing snapshot: 404 only to a caller that may list the bucket)
+            {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": SNAPSHOT_BUCKET},
             {
                 "Effect": "Allow",
                 "Action": ["kms:GenerateDataKey", "kms:Decrypt"],

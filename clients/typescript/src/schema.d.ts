@@ -135,6 +135,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memory/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mind's memory changes after a position (the pull feed) */
+        get: operations["memory_changes_memory_changes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/context": {
         parameters: {
             query?: never;
@@ -489,7 +506,7 @@ export interface components {
         ErrorInfo: {
             /**
              * Code
-             * @description invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)
+             * @description invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), gone (410: a change-feed position older than what is kept), payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)
              */
             code: string;
             /**
@@ -775,6 +792,42 @@ export interface components {
             memories: components["schemas"]["Memory"][];
             /** Next Cursor */
             next_cursor?: string | null;
+        };
+        /** MemoryChange */
+        MemoryChange: {
+            /**
+             * Seq
+             * @description The change-log position of the write; one write may change several memories
+             */
+            seq: number;
+            /**
+             * At
+             * @description When the write committed
+             */
+            at: string;
+            /** Memory Id */
+            memory_id: string;
+            /**
+             * Change
+             * @description The history's word (created, updated, verified, restored, accepted, superseded, consolidated), or deleted
+             * @example created
+             */
+            change: string;
+            /**
+             * Version
+             * @description The version the change made (a deletion: the version deleted)
+             */
+            version: number;
+        };
+        /** MemoryChanges */
+        MemoryChanges: {
+            /** Changes */
+            changes: components["schemas"]["MemoryChange"][];
+            /**
+             * Next After
+             * @description The position to ask for next (`after=`): the last seq read
+             */
+            next_after: number;
         };
         /**
          * ContextIn
@@ -1743,6 +1796,110 @@ export interface operations {
             };
             /** @description not_found: no mind of the caller's has the X-Mind-Id given */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: a parameter or the body breaks a rule; `details` say where ({"loc", "msg"}) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    memory_changes_memory_changes_get: {
+        parameters: {
+            query?: {
+                /** @description The last seq already seen (0: from the oldest kept) */
+                after?: number;
+                /** @description Rows at most (one write is never split) */
+                limit?: number;
+            };
+            header?: {
+                /** @description The mind to act in (`default`, or an id from GET /minds); without it, the default mind for a user and its own mind for a Mind Key. A Mind Key naming another mind is 403; a mind the user does not have is 404. */
+                "X-Mind-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryChanges"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the API key lacks memory:read, or a userId that is not the caller's; or a Mind Key's X-Mind-Id names another mind */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no mind of the caller's has the X-Mind-Id given */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description gone: `after` is older than what the change log keeps (7 days), or not a position of this mind */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

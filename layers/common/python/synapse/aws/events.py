@@ -1,9 +1,11 @@
-"""EventBridge publisher: SessionSummaryDue and SnapshotDue on MemoryBus."""
+"""EventBridge publisher on MemoryBus: SessionSummaryDue, SnapshotDue, and the change events (`put`)."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -70,3 +72,34 @@ def publish_snapshot_due(user_id: str, mind_id: str, epoch: str, seq: int, model
         raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc
     if answer.get("FailedEntryCount"):
         raise UpstreamUnavailable("The event bus refused an event; try again shortly.", retry_after=2)
+
+
+PUT_EVENTS_MAX = 10  # entries in one PutEvents call
+
+
+def put(events: Sequence[tuple[str, Mapping[str, Any], datetime]]) -> list[bool]:
+    """One PutEvents call of at most 10 events (detail-type, detail, time) on MemoryBus, source
+    `synapse.memory`: whether each was accepted. An AWS error accepts none (the caller retries).
+    EventBridge does not keep the order of one call's entries: receivers order by the detail's seq."""
+    if len(events) > PUT_EVENTS_MAX:
+        raise ValueError(f"PutEvents takes at most {PUT_EVENTS_MAX} entries")
+    if not events:
+        return []
+    entries = [
+        {
+            "Source": SOURCE,
+            "DetailType": kind,
+            "Detail": json.dumps(detail, separators=(",", ":")),
+            "Time": when,
+            "EventBusName": settings().event_bus,
+        }
+        for kind, detail, when in events
+    ]
+    try:
+        answer = client().put_events(Entries=entries)  # type: ignore[arg-type]
+    except (ClientError, BotoCoreError):
+        return [False] * len(events)
+    results = answer.get("Entries") or []
+    if len(results) != len(events):
+        return [False] * len(events)
+    return [bool(r.get("EventId")) and not r.get("ErrorCode") for r in results]

@@ -37,6 +37,12 @@ class Conflict(SynapseError):
     status, code = 409, "conflict"
 
 
+class Gone(SynapseError):
+    """A position (of the change feed) older than what is kept."""
+
+    status, code = 410, "gone"
+
+
 class PayloadTooLarge(SynapseError):
     status, code = 413, "payload_too_large"
 

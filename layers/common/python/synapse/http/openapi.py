@@ -65,13 +65,14 @@ def responses(
     not_found: str | None = None,
     conflict: str | None = None,
     bad_request: str | None = None,
+    gone: str | None = None,
 ) -> dict[int, OpenAPIResponse]:
     """Every answer of a route, for its decorator's `responses=`: its 2xx (`ok`, by default 200 with
     the route's return type), and the errors that kind of route can answer, in the envelope.
 
     access: public (no token), any (any valid token), read / write (the scope a key needs), user (JWTs only).
     body: takes a JSON body (400, 413). params: has parameters or a body to validate (422).
-    not_found / conflict: what a 404 / 409 means on this route, when it can answer one.
+    not_found / conflict / gone: what a 404 / 409 / 410 means on this route, when it can answer one.
     bad_request: what else a 400 means on this route.
     """
     answers: dict[int, OpenAPIResponse] = {}
@@ -87,6 +88,8 @@ def responses(
         errors[404] = f"not_found: {not_found}"
     if conflict:
         errors[409] = f"conflict: {conflict}"
+    if gone:
+        errors[410] = f"gone: {gone}"
     if body:
         errors[413] = _ERRORS[413]
     if params or body:

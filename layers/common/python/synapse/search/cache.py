@@ -184,7 +184,7 @@ def _nearer(
         return None
     if there is None or there.seq <= since or (model_key is not None and there.model_key != model_key):
         return None
-    if len(changelog.ids_of(log, after=there.seq)) >= behind:
+    if len(changelog.ids_of(log, past=there.seq)) >= behind:
         return None
     return _from_snapshot(space, model_key, at, due, log, since)
 
@@ -220,7 +220,7 @@ def _from_snapshot(
         if head.at.seq >= at.seq:  # (written after this reader read the version: newer still)
             ids, at = [], head.at
         elif log is not None and head.at.seq >= since:
-            ids = changelog.ids_of(log, after=head.at.seq)
+            ids = changelog.ids_of(log, past=head.at.seq)
         else:
             ids = changelog.changed_ids(space, head.at, at)
         if ids is None or len(ids) > catch_up_limit(head.rows):

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from synapse.core.models.base import iso, parse_iso, utcnow
-from synapse.store import db
+from synapse.store import changelog, db
 from synapse.store.codec import n, plain_item, s
 from synapse.store.keys import (
     IDENTITY,
@@ -243,7 +243,11 @@ def add_summary(
             update += " ADD boundaries :b"
             values[":b"] = {"NS": [str(boundary)]}
         sk = summary_sk(session_id, number)
+        # the chunk takes the mind's next change-log seq too: its `summary.created` event comes from
+        # the entry the stream carries, in order with the mind's memory events
+        said = [changelog.Change.summary(session_id, chunk_id(sk))]
         actions: list[dict[str, Any]] = [
+            *changelog.step(space, changelog.read(space), said),
             {
                 "Update": {
                     "TableName": db.table(),

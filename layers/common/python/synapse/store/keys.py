@@ -80,6 +80,13 @@ def user_pk(user_id: str) -> str:
     return f"mem:{user_id}"
 
 
+def user_of(pk: str) -> str:
+    """The userId of a user's partition key (`mem:<userId>`); ValueError for any other key."""
+    if not pk.startswith("mem:"):
+        raise ValueError("not a user's partition")
+    return pk.removeprefix("mem:")
+
+
 def idempotency_pk(user_id: str) -> str:
     """The user's partition in the idempotency table (Powertools' `static_pk_value`; its sort key is
     the request's hash): DELETE /me finds the user's cached ingest answers there."""

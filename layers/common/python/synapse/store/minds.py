@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, iso, parse_iso, utcnow
-from synapse.store import db, snapshots
+from synapse.store import changelog, db, snapshots
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import (
     APIKEY,
@@ -212,6 +212,9 @@ def delete_mind(user_id: str, mind_id: str) -> int:
                 keys.append(db.key(apikey_pk(item["key_hash"]["S"]), LOOKUP_SK))
             keys.append({"pk": item["pk"], "sk": item["sk"]})
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
+    # the mind's last change-log entry (the source of its `mind.deleted` event, after every event of
+    # its memories); the deletion of its contents below takes it away again
+    changelog.commit(Space(user_id, mind_id), [changelog.Change.mind_deleted()])
     contents = [
         {"pk": i["pk"], "sk": i["sk"]}
         for i in db.query_prefix(pk, f"{mind_id}:", ProjectionExpression="pk, sk")

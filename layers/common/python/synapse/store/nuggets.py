@@ -244,9 +244,9 @@ def save(space: Space, changes: Sequence[Write]) -> None:
 def _commit(space: Space, part: list[Write], actions: list[list[dict[str, Any]]]) -> list[str]:
     """One transaction of changes and the version step; returns the ids whose revision lost."""
     flat = [a for acts in actions for a in acts]
-    ids = [c.memory.id for c in part]
+    said = [log.Change.memory(c.memory.id, c.kind.value, c.rev) for c in part]
     for attempt in range(VERSION_ATTEMPTS):
-        failed = log.transact(flat + log.step(space, log.read(space), ids))
+        failed = log.transact(flat + log.step(space, log.read(space), said))
         if failed is None:
             return []
         # each change's first action is its conditional update
@@ -277,7 +277,8 @@ def delete(space: Space, mem_id: str) -> Category:
         }
     }
     for attempt in range(VERSION_ATTEMPTS):
-        failed = log.transact([gone, *log.step(space, log.read(space), [mem_id])])
+        said = [log.Change.memory(mem_id, log.DELETED, found.memory.version)]
+        failed = log.transact([gone, *log.step(space, log.read(space), said)])
         if failed is None:
             return found.memory.category
         if failed and failed[0]:

@@ -408,8 +408,8 @@ class ErrorInfo(Model):
     code: str = Field(
         description=(
             "invalid_json (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), "
-            "payload_too_large (413), validation_error (422), rate_limited (429), internal_error (500), "
-            "upstream_unavailable (503)"
+            "gone (410: a change-feed position older than what is kept), payload_too_large (413), "
+            "validation_error (422), rate_limited (429), internal_error (500), upstream_unavailable (503)"
         )
     )
     message: str = Field(description="One human sentence")
