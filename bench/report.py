@@ -206,8 +206,18 @@ def _snapshot_rows(sn: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{ct['on']['rcu']} / {ct['off']['rcu']} RCU; {ct['on']['calls']} / {ct['off']['calls']}",
                 "the same",
                 ct["on"]["rcu"] == ct["off"]["rcu"] and ct["on"]["calls"] == ct["off"]["calls"],
-                f"time {ct['on']['ms']:g} / {ct['off']['ms']:g} ms ({ct['ratio_ms']:g}×; moto in process)",
                 "no S3 or EventBridge call on a warm turn",
+            )
+        )
+        limit = sn.get("targets", {}).get("warm_ratio", 1.1)
+        rows.append(
+            _check(
+                "chat turn, warm, 1k memories, snapshots on / off: time (recall + ingest)",
+                f"{ct['on']['ms']:g} / {ct['off']['ms']:g} ms ({ct['ratio_ms']:g}×)",
+                f"≤ {limit:g}×",
+                ct["ratio_ms"] <= limit,
+                "moto in process; on and off alternated, the median of each side's rounds",
+                f"rounds: on {ct['on'].get('rounds_ms', '')}, off {ct['off'].get('rounds_ms', '')}",
             )
         )
     return rows
