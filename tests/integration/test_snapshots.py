@@ -7,6 +7,7 @@ behind, and never loads one it cannot trust."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -579,3 +580,52 @@ def test_the_snapshot_is_encrypted_with_the_buckets_key(seen: Seen, monkeypatch:
     (key,) = objects(snapshot_user_prefix(who.user_id))
     head = boto3.client("s3").head_object(Bucket=SNAPSHOT_BUCKET, Key=key)
     assert head["ServerSideEncryption"] == "aws:kms" and head.get("SSEKMSKeyId")
+
+
+def test_a_reader_never_writes_a_snapshot_and_asks_for_one_while_it_loads(
+    seen: Seen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a mind with no snapshot, and the S3 calls and the moments of the load recorded
+    who = person()
+    space = Space(who.user_id)
+    for i in range(5):
+        put(who, f"k{i}", text([i]))
+    s3_calls: list[str] = []
+    client = snapshots.client()
+    for name in ("get_object", "head_object", "put_object", "delete_object", "delete_objects"):
+        real = getattr(client, name)
+
+        def record(*args: Any, _name: str = name, _real: Any = real, **kwargs: Any) -> Any:
+            s3_calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(client, name, record)
+    started, sent = threading.Event(), threading.Event()
+    overlapped: list[bool] = []
+
+    def publish(*_: Any) -> None:
+        # (a send made in the request's own thread, before the read, would wait here in vain)
+        overlapped.append(started.wait(timeout=5))
+        sent.set()
+
+    monkeypatch.setattr(cache.events, "publish_snapshot_due", publish)
+    read_whole = nuggets.read_columns
+    during: list[bool] = []
+
+    def reading(*args: Any) -> Any:
+        started.set()
+        got = read_whole(*args)
+        # (the load is still going on here: a send left for after the load would wait here in vain)
+        during.append(sent.wait(timeout=5))
+        return got
+
+    monkeypatch.setattr(cache.nuggets, "read_columns", reading)
+    # When a container that holds nothing loads the mind
+    fresh_container(monkeypatch)
+    cache.load(space, MODEL_KEY)
+    # Then it only looked for the snapshot (no PUT, no DELETE: writing is the writer's, never a request's)
+    assert s3_calls == ["get_object"]
+    assert objects(snapshot_mind_prefix(who.user_id, "default")) == []
+    # And its SnapshotDue went out on the side, while the load went on: neither before it (in the
+    # request's way) nor after it
+    assert overlapped == [True] and during == [True]
