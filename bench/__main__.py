@@ -1,7 +1,7 @@
-"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, the fleet
-simulation, end-to-end, the local server's throughput under 8 concurrent clients, and the Time issue's
-figures (recall latency with the period logic against the code before it; the temporal set's
-recall@5 through the local server).
+"""`make bench` (= `python -m bench`): recall, cost, overlap, cold start, ingest, a chat turn, cold recall
+with snapshots, the fleet simulation, end-to-end, the local server's throughput under 8 concurrent
+clients, the Time issue's figures (recall latency with the period logic against the code before it;
+the temporal set's recall@5 through the local server) and webhook deliveries.
 
     .venv/bin/python -m bench                 # the issue's sizes (1k/10k/100k), under 10 minutes
     .venv/bin/python -m bench --quick         # small sizes, a minute or two
@@ -31,6 +31,7 @@ SECTIONS = (
     "coldstart",
     "ingest",
     "chatturn",
+    "snapshot",
     "fleet",
     "e2e",
     "throughput",
@@ -68,7 +69,14 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], baseline: str = "") -> Any:
+def _section(
+    section: str,
+    quick: bool,
+    sizes: list[int],
+    e2e_sizes: list[int],
+    baseline: str = "",
+    done: dict[str, Any] | None = None,
+) -> Any:
     if section == "scoring":
         from bench import scoring
 
@@ -96,10 +104,16 @@ def _section(section: str, quick: bool, sizes: list[int], e2e_sizes: list[int], 
         from bench import chatturn
 
         return chatturn.run([1000] if quick else [1000, 10_000], repeat=5 if quick else 15, log=_log)
+    elif section == "snapshot":
+        from bench import snapshot
+
+        return snapshot.run([1000, 5000] if quick else [10_000, 100_000], repeat=3 if quick else 5, log=_log)
     elif section == "fleet":
         from bench import fleet
 
-        return fleet.run(quick, log=_log)
+        # the snapshot's costs as measured by the `snapshot` section of this run, if it ran
+        measured = (done or {}).get("snapshot", {}).get("fleet_model")
+        return fleet.run(quick, log=_log, measured=measured)
     elif section == "e2e":
         from bench import e2e
 
@@ -145,7 +159,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _log(f"== {section}")
         t0 = time.perf_counter()
         try:
-            result = _section(section, quick, sizes, e2e_sizes, args.coldstart_baseline)
+            result = _section(section, quick, sizes, e2e_sizes, args.coldstart_baseline, report["results"])
         except Exception as exc:  # one broken section must not lose the others' figures
             import traceback
 

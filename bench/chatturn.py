@@ -8,6 +8,7 @@ at 10k against a full rebuild, in process."""
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ from bench.common import (
     TABLE,
     USER,
     StubEmbedder,
+    count_calls,
     item_size,
     moto_aws,
     patched,
@@ -84,7 +86,9 @@ def _cost(ddb: Any, reads: Reads) -> dict[str, Any]:
     return {"rcu": rcu, "bytes": read_bytes, "rcu_by_operation": by_op, "calls": len(reads.calls)}
 
 
-def turn(n: int, log: Any) -> dict[str, Any]:
+def turn(n: int, log: Any, *, snapshots: bool = True, repeat: int = 1) -> dict[str, Any]:
+    """A warm chat turn at n memories (`repeat` turns: the read units of the first, the median time);
+    `snapshots`: with the snapshot bucket (as deployed) or without."""
     from harness.lambdas import load_function
     from local import moto_speed
     from synapse.ai import embeddings, llm
@@ -92,7 +96,7 @@ def turn(n: int, log: Any) -> dict[str, Any]:
 
     moto_speed.install()  # (moto's stock serializer takes minutes for a 10k partition)
     try:
-        with moto_aws() as ddb:
+        with moto_aws(**({} if snapshots else {"SNAPSHOT_BUCKET": None})) as ddb:
             rng = np.random.default_rng(5)
             from bench.common import seed_moto
 
@@ -111,11 +115,18 @@ def turn(n: int, log: Any) -> dict[str, Any]:
                 reads = Reads()
                 client = db.client()
                 original = reads.wrap(client)
-                t1 = time.perf_counter()
-                _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
-                _call(ingest_fn, "POST", "/memory/ingest", _turn_body(1))
-                ms = (time.perf_counter() - t1) * 1000
+                with count_calls() as calls:
+                    t1 = time.perf_counter()
+                    _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
+                    _call(ingest_fn, "POST", "/memory/ingest", _turn_body(1))
+                    samples = [(time.perf_counter() - t1) * 1000]
                 client._make_api_call = original
+                for r in range(2, repeat + 1):
+                    t1 = time.perf_counter()
+                    _call(recall_fn, "POST", "/memory/recall", {"query": "where did I move?", "limit": 5})
+                    _call(ingest_fn, "POST", "/memory/ingest", _turn_body(r))
+                    samples.append((time.perf_counter() - t1) * 1000)
+                ms = statistics.median(samples)
             pair = _cost(ddb, reads)
             nuggets = [
                 item_size(i)
@@ -131,6 +142,8 @@ def turn(n: int, log: Any) -> dict[str, Any]:
             baseline = {"rcu": 2 * full["rcu"], "bytes": 2 * full["bytes"]}
             out = {
                 "n": n,
+                "snapshots": snapshots,
+                "calls": dict(sorted(calls.items())),
                 "pair": pair,
                 "pair_ms": round(ms, 1),
                 "full_reads_baseline": baseline,

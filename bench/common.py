@@ -339,7 +339,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
-    from harness.lambdas import create_aws
+    from harness.lambdas import SNAPSHOT_BUCKET, create_aws
 
     base = {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -352,6 +352,7 @@ def moto_aws(**extra_env: str) -> Iterator[Any]:
         "MEMORY_TABLE": TABLE,
         "IDEMPOTENCY_TABLE": IDEMPOTENCY,
         "EVENT_BUS_NAME": "MemoryBus",
+        "SNAPSHOT_BUCKET": SNAPSHOT_BUCKET,
         "JWT_SECRET": "bench-secret-that-is-long-enough-for-hs256",
         "LOCAL_EMBEDDER": "none",
         "POWERTOOLS_TRACE_DISABLED": "true",

@@ -5,11 +5,15 @@ sessions over a daily curve; each turn is a recall (`memory_recall`), then, afte
 an ingest (`memory_ingest`), each function with containers of its own, started and reused as Lambda
 does (one request at a time, an idle container reused if there is one, else a cold start; idle
 containers reclaimed after `idle_s`). Each container keeps minds' corpora in an LRU bounded in rows
-(search.cache.CACHE_MAX_ROWS), so a request lands on one of four paths: the mind unchanged (the version
+(search.cache.CACHE_MAX_ROWS), so a request lands on one of these paths: the mind unchanged (the version
 GetItem), a catch-up after writes (the change log + BatchGetItem of the changed memories), or a
-container without the mind (a cold load: today a full read of the partition; with a snapshot, one S3
-GET of the packed corpus + the change-log tail since its position). Every cost is a parameter
-(`Model`, `Prices`) taken from the project's own measurements and DynamoDB's rules; docs/fleet.md says
+container without a usable copy (today: a full read of the partition; with snapshots, as search/cache.py
+does it: one S3 GET of the mind's snapshot + the change-log tail since its position, or a full read
+when there is none or it is too far behind). With snapshots, a reader that found the snapshot missing
+or more than `snapshot_tail_max` memories behind sends SnapshotDue, and the snapshot writer (a third
+function, containers of its own) packs the mind and puts it: its reads, requests and time are counted
+too. Every cost is a parameter (`Model`, `Prices`) taken from the project's own measurements (the
+snapshot's sizes and CPU from `make bench`'s snapshot section) and DynamoDB's rules; docs/fleet.md says
 where each comes from and how to read the output.
 
 The container model is checked against the local run's warm pool (`local.functions.Pool`, driven in
@@ -27,10 +31,11 @@ import sys
 import tempfile
 import threading
 import time
+from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache, partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -38,7 +43,13 @@ from typing import Any
 import numpy as np
 
 from bench.common import LAYER, RCU_BYTES, ROOT, item_size, query_cost
-from synapse.search.cache import CACHE_MAX_ROWS, catch_up_limit
+from synapse.search.cache import (
+    CACHE_MAX_ROWS,
+    SNAPSHOT_CATCH_UP_MAX,
+    SNAPSHOT_EVERY,
+    SNAPSHOT_TAIL_MAX,
+    catch_up_limit,
+)
 from synapse.store.changelog import RECENT, RECENT_MAX_IDS
 from synapse.store.keys import change_sk
 
@@ -46,9 +57,11 @@ DAY_S = 86_400.0
 DAY_STARTS_AT_H = 4.0  # the simulated day runs 04:00 → 04:00: it starts at the trough, empty fleet
 BATCH_GET_MAX = 100  # keys a BatchGetItem takes
 
-# the paths a request takes to its mind's corpus
-WARM, CATCH_UP, COLD, STALE, NONE = range(5)
-PATHS = ("warm", "catch_up", "cold", "stale", "none")
+# the paths a request takes to its mind's corpus (cold and stale: read whole; snapshot: from the
+# mind's snapshot and its tail, with or without a copy of the mind too far behind)
+WARM, CATCH_UP, COLD, STALE, NONE, SNAPSHOT = range(6)
+PATHS = ("warm", "catch_up", "cold", "stale", "none", "snapshot")
+FROM_ELSEWHERE = (COLD, STALE, SNAPSHOT)  # a container without a usable copy of the mind
 
 
 # --- prices ------------------------------------------------------------------------------------------
@@ -68,6 +81,7 @@ class Prices:
     lambda_gb_second: float = 0.0000166667  # x86_64, first 6 billion GB-s a month
     lambda_request: float = 0.20e-6
     api_request: float = 1.00e-6  # API Gateway HTTP API, first 300 million a month
+    event: float = 1.00e-6  # EventBridge, a custom event published (SnapshotDue)
 
 
 # --- the cost of each path ---------------------------------------------------------------------------
@@ -134,17 +148,35 @@ class Model:
     embed_docs_ms: float = 150.0
     append_ms: float = 15.0  # ingest's first transaction (the messages)
     write_ms: float = 15.0  # ingest's nugget transaction
-    # the snapshot design (issue item 2, not built: every figure here is an assumption)
-    snapshot_bytes_per_memory: int = 1100  # int8 vector + scale + tag (776 B) + text and fields
-    snapshot_header_bytes: int = 4096
-    snapshot_every: int = 16  # writes after which the mind's snapshot is written again (a PUT)
-    # a container that holds the mind but more than this many changed memories behind reads the
-    # snapshot instead of catching up (None: it catches up as today, up to search.cache.catch_up_limit)
-    snapshot_catch_up_max: int | None = None
-    snapshot_decode_ms_per_memory: float = 0.005  # arrays and postings as stored, no tokenizing
-    snapshot_encode_ms_per_memory: float = 0.01
-    s3_first_byte_ms: float = 30.0
-    s3_mb_per_s: float = 90.0
+    # the snapshot design as built (search/snapshot.py, search/cache.py). Measured by `make bench`'s
+    # snapshot section (these defaults are its run of 2026-12-04 at 100k memories; `run` takes the
+    # figures of its own run when that section ran first): the object's size, unpacking it, packing it
+    # (the writer's, from a corpus loaded from the snapshot: its tokens made first)
+    snapshot_bytes_per_memory: float = 1374.1
+    snapshot_header_bytes: int = 3000
+    snapshot_unpack_ms_per_memory: float = 0.00129
+    snapshot_pack_ms_per_memory: float = 0.0119
+    # the rules (search/cache.py): a reader that loads the snapshot more than this many changed
+    # memories behind, or finds none, sends SnapshotDue; the writer packs the mind as it is then
+    snapshot_tail_max: int = SNAPSHOT_TAIL_MAX
+    # a reader whose copy (or the snapshot it loads) is from before the mind's latest multiple of
+    # `snapshot_every` writes asks too: busy minds' snapshots stay near their position (None: off)
+    snapshot_every: int | None = SNAPSHOT_EVERY
+    # a container that holds the mind but is more than this many changed memories behind looks at
+    # the snapshot (a HEAD) and loads it instead of catching up when its tail is shorter (None: off)
+    snapshot_catch_up_max: int | None = SNAPSHOT_CATCH_UP_MAX
+    # (not built; a sensitivity run) SnapshotDue from the write itself, after every so many writes
+    snapshot_every_write: int | None = None
+    # the writer (template.yaml: SnapshotWriterFunction, 1,769 MB: one full vCPU) and its trigger
+    # (assumptions): EventBridge to an asynchronous Lambda invocation; its init is recall's
+    due_delay_s: float = 0.5
+    # minds with a snapshot when the day starts, at their position then (steady state: yesterday's
+    # readers asked for them, and the lifecycle rule keeps one 30 days; 0: the service's first day)
+    snapshots_at_start: float = 1.0
+    writer_memory_mb: int = 1769
+    writer_init_ms: float = 570.0
+    s3_first_byte_ms: float = 30.0  # (assumption) a GET's, a HEAD's or a PUT's first byte
+    s3_mb_per_s: float = 90.0  # (assumption) one stream, same region
 
     def init(self, function: str) -> float:
         return dict(self.init_ms)[function]
@@ -197,23 +229,33 @@ class Model:
         )
 
     def snapshot_bytes(self, n: int) -> int:
-        return self.snapshot_header_bytes + n * self.snapshot_bytes_per_memory
+        return round(self.snapshot_header_bytes + n * self.snapshot_bytes_per_memory)
 
-    def snapshot_load(self, n: int, ids: int, entries: int, known: bool) -> Read:
-        """The snapshot design's cold load: the version, one S3 GET of the packed corpus, the tail."""
+    def s3_ms(self, size: int) -> float:
+        return self.s3_first_byte_ms + size / (self.s3_mb_per_s * 1e6) * 1000
+
+    def snapshot_get(self, n: int, cpu_scale: float | None = None) -> Read:
+        """One S3 GET of the mind's snapshot, unpacked."""
         size = self.snapshot_bytes(n)
-        get = Read(
+        scale = self.cpu_scale if cpu_scale is None else cpu_scale
+        return Read(
             s3_gets=1,
             s3_bytes=size,
-            io_ms=self.s3_first_byte_ms + size / (self.s3_mb_per_s * 1e6) * 1000,
-            cpu_ms=n * self.snapshot_decode_ms_per_memory * self.cpu_scale,
+            io_ms=self.s3_ms(size),
+            cpu_ms=n * self.snapshot_unpack_ms_per_memory * scale,
         )
-        return _plus(_plus(self.warm(), get), self.tail(n, ids, entries, known))
 
-    def snapshot_put_ms(self, n: int) -> float:
-        size = self.snapshot_bytes(n)
-        encode = n * self.snapshot_encode_ms_per_memory * self.cpu_scale
-        return encode + self.s3_first_byte_ms + size / (self.s3_mb_per_s * 1e6) * 1000
+    def snapshot_load(self, n: int, ids: int, entries: int, known: bool) -> Read:
+        """A load from the snapshot: the version, one S3 GET of the packed corpus, the tail."""
+        return _plus(_plus(self.warm(), self.snapshot_get(n)), self.tail(n, ids, entries, known))
+
+    def missed(self) -> Read:
+        """A GET that found no snapshot (a request, and its wait)."""
+        return Read(s3_gets=1, io_ms=self.s3_first_byte_ms)
+
+    def pack_and_put_ms(self, n: int) -> float:
+        """The writer packs the mind (a full vCPU) and PUTs it."""
+        return n * self.snapshot_pack_ms_per_memory + self.s3_ms(self.snapshot_bytes(n))
 
 
 def _plus(a: Read, b: Read) -> Read:
@@ -436,8 +478,10 @@ class Minds:
         self.when = when[order]
         self.who = who[order]
         self.ids: list[list[int]] = [[] for _ in range(users)]
-        for u, k in zip(self.who.tolist(), ids[order].tolist(), strict=True):
+        self.times: list[list[float]] = [[] for _ in range(users)]
+        for u, k, t in zip(self.who.tolist(), ids[order].tolist(), self.when.tolist(), strict=True):
             self.ids[u].append(k)
+            self.times[u].append(t)
         self.cum: list[list[int]] = []
         for per in self.ids:
             run = [0]
@@ -452,6 +496,10 @@ class Minds:
         keys = self.who.astype(np.float64) * (2 * DAY_S + 10.0) + self.when
         return np.asarray(np.searchsorted(keys, key, side="right") - lo, dtype=np.int64)
 
+    def seq_of(self, mind: int, t: float) -> int:
+        """One mind's writes committed at or before t."""
+        return bisect_right(self.times[mind], t)
+
     def changed(self, mind: int, since: int, now: int) -> tuple[int, int, bool]:
         """(memories, entries, known from the version item) between two positions."""
         entries = now - since
@@ -460,12 +508,12 @@ class Minds:
         return ids, entries, known
 
 
-# --- one function through the day --------------------------------------------------------------------
+# --- a day of both functions, and the snapshot writer ----------------------------------------------
 
 
 @dataclass
 class Served:
-    """Per request, in the turns' order."""
+    """Per request of one function, in the turns' order."""
 
     path: np.ndarray
     rcu: np.ndarray
@@ -475,112 +523,212 @@ class Served:
     latency_ms: np.ndarray
     billed_ms: np.ndarray
     new: np.ndarray
-    started: int
-    peak: int
+
+    @classmethod
+    def empty(cls, total: int) -> Served:
+        z = partial(np.zeros, total)
+        return cls(
+            z(np.int8),
+            z(np.int64),
+            z(np.int64),
+            z(np.int64),
+            z(np.int64),
+            z(np.float64),
+            z(np.float64),
+            z(bool),
+        )
 
 
-def serve(
-    function: str,
-    times: np.ndarray,
-    users: np.ndarray,
-    seqs: np.ndarray,
-    loads: np.ndarray,
-    written: np.ndarray,
-    minds: Minds,
-    n: int,
-    design: str,
-    model: Model,
-    spec: Lambda,
-    seed: int,
-) -> Served:
-    """Every request of one function, in arrival order (`times` sorted)."""
-    fleet = Fleet(spec, random.Random(seed))
-    limit = catch_up_limit(n)
-    init = model.init(function)
-    snap_every = model.snapshot_every
-    snap_limit = model.snapshot_catch_up_max if design == "snapshot" else None
-    warm = model.warm()
-    cold_today = model.full_read(n)
-    reads: dict[tuple[Any, ...], Read] = {}
-    put_ms = model.snapshot_put_ms(n)
-    score = model.score_ms(n)
-    total = len(times)
-    path = np.zeros(total, np.int8)
-    rcu = np.zeros(total, np.int64)
-    nbytes = np.zeros(total, np.int64)
-    s3g = np.zeros(total, np.int64)
-    s3b = np.zeros(total, np.int64)
-    lat = np.zeros(total, np.float64)
-    billed = np.zeros(total, np.float64)
-    new_at = np.zeros(total, bool)
-    recall = function == "recall"
-    fixed_gets = model.recall_fixed_gets if recall else model.ingest_fixed_gets
-    fixed_ms = model.handler_ms + fixed_gets * model.get_ms
-    t_list, u_list, s_list = times.tolist(), users.tolist(), seqs.tolist()
-    l_list, w_list = loads.tolist(), written.tolist()
-    for i in range(total):
-        t, u, s = t_list[i], u_list[i], s_list[i]
-        c, new = fleet.acquire(t)
-        read: Read | None = None
-        kind = NONE
-        if recall or l_list[i]:
-            held = c.cache.stale(u)
-            if held is None:
-                kind = COLD
-            elif held == s:
-                kind = WARM
-            else:
-                ids, entries, known = minds.changed(u, held, s)
-                kind = CATCH_UP if ids <= limit else STALE
-                if kind == CATCH_UP and snap_limit is not None and ids > snap_limit:
-                    kind = STALE
-            if kind == WARM:
-                read = warm
-            elif kind == CATCH_UP:
-                key = ("c", ids, entries, known)
-                read = reads.get(key)
-                if read is None:
-                    read = reads[key] = model.catch_up(n, ids, entries, known)
-            elif design == "today":
-                read = cold_today
-            else:  # the snapshot at the last multiple of snapshot_every, and the tail past it
-                base = s - s % snap_every
-                ids, entries, known = minds.changed(u, base, s)
-                key = ("s", ids, entries, known)
-                read = reads.get(key)
-                if read is None:
-                    read = reads[key] = model.snapshot_load(n, ids, entries, known)
-            if kind != WARM:
+@dataclass
+class Writer:
+    """The snapshot writer's day: SnapshotDue events it served, what it read, wrote and took."""
+
+    events: int = 0
+    written: int = 0  # snapshots put
+    current: int = 0  # found the snapshot at the mind's position already (a HEAD, nothing written)
+    rcu: int = 0
+    bytes: int = 0
+    s3_gets: int = 0  # GETs and HEADs
+    s3_puts: int = 0
+    s3_bytes: int = 0  # read and written
+    billed_ms: float = 0.0
+    new: int = 0
+    paths: dict[str, int] = field(default_factory=dict)
+
+
+class Day:
+    """Recalls and ingests in time order, each function with containers of its own (`Fleet`), and,
+    with snapshots, the minds' snapshots (their positions) and the writer's containers, served as
+    SnapshotDue events come due (the readers' and, with `snapshot_every`, the writes')."""
+
+    def __init__(self, design: str, n: int, minds: Minds, model: Model, spec: Lambda, seed: int) -> None:
+        if design not in ("today", "snapshot"):
+            raise ValueError(f"design {design!r}: today or snapshot")
+        self.snapshots = design == "snapshot"
+        self.n, self.minds, self.model = n, minds, model
+        self.fleets = {
+            name: Fleet(spec, random.Random(seed + i))
+            for i, name in enumerate(("recall", "ingest", "writer"))
+        }
+        self.limit = catch_up_limit(n)
+        # mind → the position of its snapshot (the day's first minds in order: seeded, deterministic)
+        start = round(model.snapshots_at_start * len(minds.ids))
+        self.snap: dict[int, int] = dict.fromkeys(range(start), 0) if design == "snapshot" else {}
+        self.heap: list[tuple[float, int, int, int]] = []  # (time, order, kind, mind): 0 due, 1 landed
+        self.landing: dict[int, int] = {}  # order of a landing → the position it lands
+        self.asked: dict[int, int] = {}  # order of a SnapshotDue → the position its reader saw
+        self.order = 0
+        self.writer = Writer()
+        self.reads: dict[tuple[Any, ...], Read] = {}
+        self.full = model.full_read(n)
+
+    # --- the corpus --------------------------------------------------------------------------------
+
+    def _cached(self, key: tuple[Any, ...], make: Callable[[], Read]) -> Read:
+        read = self.reads.get(key)
+        if read is None:
+            read = self.reads[key] = make()
+        return read
+
+    def corpus(self, c: Container, u: int, s: int, t: float, ask: bool) -> tuple[int, Read]:
+        """What loading mind u at position s costs on container c (search.cache.load's decisions);
+        a reader that asks sends SnapshotDue when it finds the snapshot missing or far behind."""
+        m, n = self.model, self.n
+        held = c.cache.stale(u)
+        if held == s:
+            return WARM, m.warm()
+        every = m.snapshot_every if self.snapshots else None
+        if held is not None:
+            ids, entries, known = self.minds.changed(u, held, s)
+            if ids <= self.limit:
+                if every and held // every < s // every:
+                    self.due(u, t, ask, s)
+                far = m.snapshot_catch_up_max if self.snapshots else None
+                catch_up = self._cached(
+                    ("c", ids, entries, known), lambda: m.catch_up(n, ids, entries, known)
+                )
                 c.cache.put(u, s, n)
-        corpus_ms = 0.0 if read is None else read.io_ms + read.cpu_ms
-        extra_rcu, extra_ms = 0, 0.0
-        if recall:
-            ms = fixed_ms + max(model.embed_ms, corpus_ms) + score
+                if far is None or ids <= far:
+                    return CATCH_UP, catch_up
+                # a HEAD tells where the snapshot is: loaded if its tail is shorter than this copy's
+                head = Read(s3_gets=1, io_ms=m.s3_first_byte_ms)
+                at = self.snap.get(u, -1)
+                tail = self.minds.changed(u, at, s) if at > held else None
+                if tail is None or tail[0] >= ids:
+                    return CATCH_UP, _plus(head, catch_up)
+                if tail[0] > m.snapshot_tail_max:
+                    self.due(u, t, ask, s)
+                return SNAPSHOT, _plus(head, m.snapshot_load(n, *tail))
+        path = COLD if held is None else STALE
+        c.cache.put(u, s, n)
+        if not self.snapshots:
+            return path, self.full
+        at = self.snap.get(u, -1)
+        if at < 0:
+            self.due(u, t, ask, s)
+            return path, _plus(self.full, m.missed())
+        ids, entries, known = self.minds.changed(u, at, s)
+        if ids > self.limit:
+            self.due(u, t, ask, s)
+            return path, _plus(self.full, m.snapshot_get(n))  # (fetched, then found too far behind)
+        if ids > m.snapshot_tail_max or (every and at // every < s // every):
+            self.due(u, t, ask, s)
+        return SNAPSHOT, self._cached(
+            ("s", ids, entries, known), lambda: m.snapshot_load(n, ids, entries, known)
+        )
+
+    def due(self, u: int, t: float, ask: bool = True, seq: int = 0) -> None:
+        """SnapshotDue for mind u from a reader at position `seq`, served after the bus's delay."""
+        if ask:
+            self.push(t + self.model.due_delay_s, 0, u)
+            self.asked[self.order] = seq
+
+    def push(self, t: float, kind: int, u: int) -> None:
+        self.order += 1
+        heapq.heappush(self.heap, (t, self.order, kind, u))
+
+    # --- the writer ----------------------------------------------------------------------------------
+
+    def advance(self, until: float) -> None:
+        """Serve the SnapshotDue events and land the snapshots written, up to `until`."""
+        while self.heap and self.heap[0][0] <= until:
+            t, order, kind, u = heapq.heappop(self.heap)
+            if kind == 1:  # a snapshot put: readers from now on find it
+                self.snap[u] = max(self.snap.get(u, -1), self.landing.pop(order))
+                continue
+            self.write(u, t, self.asked.pop(order))
+
+    def write(self, u: int, t: float, asked: int) -> None:
+        """cache.write_snapshot: the version, a HEAD; unless the snapshot is at the mind's position,
+        the mind loaded as any reader loads it (never asking), packed, PUT, the version read again."""
+        m, w = self.model, self.writer
+        fleet = self.fleets["writer"]
+        c, new = fleet.acquire(t)
+        s = self.minds.seq_of(u, t)
+        w.events += 1
+        w.new += new
+        # a HEAD first: a snapshot at (or past) the position the reader saw is current, nothing read
+        ms = m.handler_ms + m.s3_first_byte_ms
+        rcu, gets = 0, 1
+        if self.snap.get(u, -1) >= asked:
+            w.current += 1
         else:
-            ms = fixed_ms + model.append_ms + corpus_ms
-            k = w_list[i]
-            if l_list[i]:
-                ms += model.llm_ms
-            if k:
+            ms += m.get_ms
+            rcu += m.ver_rcu
+            path, read = self.corpus(c, u, s, t, ask=False)
+            w.paths[PATHS[path]] = w.paths.get(PATHS[path], 0) + 1
+            size = m.snapshot_bytes(self.n)
+            cpu = read.cpu_ms * (1.0 / m.cpu_scale)  # (the writer's full vCPU)
+            # (the load reuses the version read first: every path's own version read taken out)
+            ms += read.io_ms - m.get_ms + cpu + m.pack_and_put_ms(self.n) + m.get_ms
+            rcu += read.rcu - m.ver_rcu + m.ver_rcu
+            gets += read.s3_gets
+            w.bytes += read.bytes
+            w.s3_bytes += read.s3_bytes + size
+            w.s3_puts += 1
+            w.written += 1
+            self.push(t + ms / 1000.0, 1, u)
+            self.landing[self.order] = s
+        start = (m.sandbox_ms + m.writer_init_ms) if new else 0.0
+        fleet.run(c, t + (start + ms) / 1000.0)
+        w.rcu += rcu
+        w.s3_gets += gets
+        w.billed_ms += math.ceil((m.writer_init_ms if new else 0.0) + ms)
+
+    # --- the functions' requests -----------------------------------------------------------------------
+
+    def serve(
+        self, fn: str, out: Served, i: int, t: float, u: int, s: int, loads: bool, written: int
+    ) -> None:
+        m = self.model
+        recall = fn == "recall"
+        c, new = self.fleets[fn].acquire(t)
+        kind, read = NONE, None
+        if recall or loads:
+            kind, read = self.corpus(c, u, s, t, ask=True)
+        fixed_gets = m.recall_fixed_gets if recall else m.ingest_fixed_gets
+        ms = m.handler_ms + fixed_gets * m.get_ms
+        corpus_ms = 0.0 if read is None else read.io_ms + read.cpu_ms
+        extra_rcu = 0
+        if recall:
+            ms += max(m.embed_ms, corpus_ms) + m.score_ms(self.n)
+        else:
+            ms += m.append_ms + corpus_ms
+            if loads:
+                ms += m.llm_ms
+            if written:
                 # the memories it writes read first (a unit a key), the version, the transaction
-                extra_rcu = k * model.item_rcu + model.ver_rcu
-                ms += model.embed_docs_ms + model.batch_get_ms + model.get_ms + model.write_ms
-                if design == "snapshot" and (s + 1) % snap_every == 0:
-                    extra_ms = put_ms  # this write starts a new snapshot: written in the same call
-        start = model.sandbox_ms + init if new else 0.0
-        fleet.run(c, t + (start + ms + extra_ms) / 1000.0)
-        path[i] = kind
-        rcu[i] = (0 if read is None else read.rcu) + fixed_gets * model.ver_rcu + extra_rcu
-        nbytes[i] = 0 if read is None else read.bytes
+                extra_rcu = written * m.item_rcu + m.ver_rcu
+                ms += m.embed_docs_ms + m.batch_get_ms + m.get_ms + m.write_ms
+        start = m.sandbox_ms + m.init(fn) if new else 0.0
+        self.fleets[fn].run(c, t + (start + ms) / 1000.0)
+        out.path[i] = kind
+        out.rcu[i] = (0 if read is None else read.rcu) + fixed_gets * m.ver_rcu + extra_rcu
         if read is not None:
-            s3g[i], s3b[i] = read.s3_gets, read.s3_bytes
-        lat[i] = start + ms
-        billed[i] = math.ceil((init if new else 0.0) + ms + extra_ms)
-        new_at[i] = new
-    return Served(path, rcu, nbytes, s3g, s3b, lat, billed, new_at, fleet.started, fleet.peak)
-
-
-# --- a day ---------------------------------------------------------------------------------------
+            out.bytes[i], out.s3_gets[i], out.s3_bytes[i] = read.bytes, read.s3_gets, read.s3_bytes
+        out.latency_ms[i] = start + ms
+        out.billed_ms[i] = math.ceil((m.init(fn) if new else 0.0) + ms)
+        out.new[i] = new
 
 
 def simulate(
@@ -592,8 +740,6 @@ def simulate(
     turns: Turns | None = None,
 ) -> dict[str, Any]:
     """One day of `work` under `design` ("today" or "snapshot"): figures per chat turn."""
-    if design not in ("today", "snapshot"):
-        raise ValueError(f"design {design!r}: today or snapshot")
     model = model or Model()
     spec = spec or Lambda()
     prices = prices or Prices()
@@ -605,55 +751,93 @@ def simulate(
     # what each request finds: the writes committed before it (an ingest sees its mind before its own)
     seq_recall = minds.seq_at(turns.user, turns.t)
     seq_ingest = minds.seq_at(turns.user, t_ingest)
-    rec = serve(
-        "recall", turns.t, turns.user, seq_recall, turns.loads, turns.written, minds, n,
-        design, model, spec, work.seed,
-    )  # fmt: skip
-    ing = serve(
-        "ingest", t_ingest, turns.user, seq_ingest, turns.loads, turns.written, minds, n,
-        design, model, spec, work.seed + 1,
-    )  # fmt: skip
+    day = Day(design, n, minds, model, spec, work.seed)
+    if day.snapshots and model.snapshot_every_write:
+        # (not built) SnapshotDue from the write that takes a mind past a multiple of these
+        every = model.snapshot_every_write
+        for j in np.flatnonzero(writes & ((seq_ingest + 1) % every == 0)).tolist():
+            day.due(int(turns.user[j]), float(t_ingest[j] + work.commit_s), True, int(seq_ingest[j]) + 1)
+    total = len(turns.t)
+    rec, ing = Served.empty(total), Served.empty(total)
+    users, loads, written = turns.user.tolist(), turns.loads.tolist(), turns.written.tolist()
+    times = np.concatenate([turns.t, t_ingest])
+    seqs = np.concatenate([seq_recall, seq_ingest]).tolist()
+    for k, t in zip(
+        np.argsort(times, kind="stable").tolist(),
+        times[np.argsort(times, kind="stable")].tolist(),
+        strict=True,
+    ):
+        day.advance(t)
+        if k < total:
+            day.serve("recall", rec, k, t, users[k], seqs[k], True, 0)
+        else:
+            i = k - total
+            day.serve("ingest", ing, i, t, users[i], seqs[k], loads[i], written[i])
+    day.advance(math.inf)
+    w = day.writer
     rcu = rec.rcu + ing.rcu
     ddb_bytes = rec.bytes + ing.bytes
     s3_gets = rec.s3_gets + ing.s3_gets
-    s3_puts = np.zeros(len(rcu), np.int64)
-    if design == "snapshot":
-        s3_puts[writes & ((seq_ingest + 1) % model.snapshot_every == 0)] = 1
     wru = model.ingest_fixed_wru + np.where(
         writes, turns.written * model.wru_per_memory + model.wru_per_write, 0
     )
     gb_s = (rec.billed_ms + ing.billed_ms) / 1000.0 * model.memory_mb / 1024.0
+    writer_gb_s = w.billed_ms / 1000.0 * model.writer_memory_mb / 1024.0
     dollars = {
-        "dynamodb_reads": float(rcu.sum()) * prices.ddb_read_unit,
+        "dynamodb_reads": (float(rcu.sum()) + w.rcu) * prices.ddb_read_unit,
         "dynamodb_writes": float(wru.sum()) * prices.ddb_write_unit,
-        "s3_requests": float(s3_gets.sum()) * prices.s3_get + float(s3_puts.sum()) * prices.s3_put,
-        "lambda_compute": float(gb_s.sum()) * prices.lambda_gb_second,
-        "lambda_requests": 2 * len(rcu) * prices.lambda_request,
-        "api_gateway": 2 * len(rcu) * prices.api_request,
+        "s3_requests": (float(s3_gets.sum()) + w.s3_gets) * prices.s3_get + w.s3_puts * prices.s3_put,
+        "lambda_compute": (float(gb_s.sum()) + writer_gb_s) * prices.lambda_gb_second,
+        "lambda_requests": (2 * total + w.events) * prices.lambda_request,
+        "api_gateway": 2 * total * prices.api_request,
+        "events": w.events * prices.event,
     }
-    per_million = 1e6 / len(rcu)
-    cold = np.isin(rec.path, (COLD, STALE))
+    per_million = 1e6 / total
+    cold = np.isin(rec.path, FROM_ELSEWHERE)
     ingest_loads = ing.path != NONE
-    storage_gb = work.users * model.snapshot_bytes(n) / 1e9 if design == "snapshot" else 0.0
+    storage_gb = work.users * model.snapshot_bytes(n) / 1e9 if day.snapshots else 0.0
     return {
         "design": design,
         "users": work.users,
         "memories": n,
-        "turns": len(rcu),
-        "rcu_per_turn": {"mean": _r(rcu.mean()), "p50": _p(rcu, 50), "p95": _p(rcu, 95), "p99": _p(rcu, 99)},
+        "turns": total,
+        # the mean counts the writer's reads too (spread over the day's turns); the percentiles are of
+        # the turns' own (a recall and its ingest)
+        "rcu_per_turn": {
+            "mean": _r((rcu.sum() + w.rcu) / total),
+            "p50": _p(rcu, 50),
+            "p95": _p(rcu, 95),
+            "p99": _p(rcu, 99),
+        },
         "recall_rcu_mean": _r(rec.rcu.mean()),
         "ingest_rcu_mean": _r(ing.rcu.mean()),
-        "dynamodb_bytes_per_turn": {"mean": _r(ddb_bytes.mean(), 0), "p95": _p(ddb_bytes, 95)},
+        "writer_rcu_per_turn": _r(w.rcu / total, 3),
+        "dynamodb_bytes_per_turn": {
+            "mean": _r((ddb_bytes.sum() + w.bytes) / total, 0),
+            "p95": _p(ddb_bytes, 95),
+        },
         "s3_per_turn": {
-            "gets": _r(s3_gets.mean(), 4),
-            "puts": _r(s3_puts.mean(), 4),
-            "bytes": _r((rec.s3_bytes + ing.s3_bytes).mean(), 0),
+            "gets": _r((s3_gets.sum() + w.s3_gets) / total, 4),
+            "puts": _r(w.s3_puts / total, 4),
+            "bytes": _r(((rec.s3_bytes + ing.s3_bytes).sum() + w.s3_bytes) / total, 0),
+        },
+        "snapshot_writer": {
+            "events_per_turn": _r(w.events / total, 4),
+            "written_per_turn": _r(w.written / total, 4),
+            "current_share": _r(w.current / w.events, 3) if w.events else None,
+            "paths": w.paths,
+            "containers_started": w.new,
+            "billed_s_per_turn": _r(w.billed_ms / 1000.0 / total, 4),
         },
         "wru_per_turn": _r(wru.mean()),
-        "recall_paths": _shares(rec.path, np.ones(len(rcu), bool)),
+        "recall_paths": _shares(rec.path, np.ones(total, bool)),
         "ingest_paths": _shares(ing.path, ingest_loads),
         "cold_recall_share": _r(cold.mean(), 4),
-        "cold_ingest_share": _r(np.isin(ing.path, (COLD, STALE))[ingest_loads].mean(), 4),
+        "cold_ingest_share": _r(np.isin(ing.path, FROM_ELSEWHERE)[ingest_loads].mean(), 4),
+        "full_read_share": {
+            "recall": _r(np.isin(rec.path, (COLD, STALE)).mean(), 4),
+            "ingest": _r(np.isin(ing.path, (COLD, STALE))[ingest_loads].mean(), 4),
+        },
         "new_container_share": {"recall": _r(rec.new.mean(), 5), "ingest": _r(ing.new.mean(), 5)},
         "recall_latency_ms": {"p50": _p(rec.latency_ms, 50), "p95": _p(rec.latency_ms, 95)},
         "recall_latency_cold_ms": {
@@ -662,10 +846,12 @@ def simulate(
         },
         "ingest_latency_ms": {"p50": _p(ing.latency_ms, 50), "p95": _p(ing.latency_ms, 95)},
         "containers": {
-            "recall_started": rec.started,
-            "ingest_started": ing.started,
-            "recall_peak": rec.peak,
-            "ingest_peak": ing.peak,
+            "recall_started": day.fleets["recall"].started,
+            "ingest_started": day.fleets["ingest"].started,
+            "recall_peak": day.fleets["recall"].peak,
+            "ingest_peak": day.fleets["ingest"].peak,
+            "writer_started": day.fleets["writer"].started,
+            "writer_peak": day.fleets["writer"].peak,
         },
         "dollars_per_million_turns": {k: _r(v * per_million, 3) for k, v in dollars.items()}
         | {"total": _r(sum(dollars.values()) * per_million, 2)},
@@ -961,10 +1147,13 @@ def _brief(today: dict[str, Any], snap: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sensitivity(base: Workload, target: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+def sensitivity(
+    base: Workload, target: dict[str, Any], log: Callable[[str], None], model: Model | None = None
+) -> dict[str, Any]:
     """The target cell again with one assumption changed at a time: Lambda's and the workload's
-    (both designs), and how often the snapshot is written again (the snapshot design only, against
-    the target cell's today)."""
+    (both designs), and the snapshot rules (the snapshot design only, against the target cell's
+    today): what the built rules add, and the alternatives weighed."""
+    model = model or Model()
     fleet_variants: dict[str, tuple[Workload, Lambda]] = {
         "policy random": (base, Lambda(policy="random")),
         "policy lru": (base, Lambda(policy="lru")),
@@ -977,39 +1166,61 @@ def sensitivity(base: Workload, target: dict[str, Any], log: Callable[[str], Non
     out: dict[str, Any] = {}
     for name, (work, spec) in fleet_variants.items():
         t0 = time.perf_counter()
-        got = cell(work, None, spec)
+        got = cell(work, model, spec)
         out[name] = _brief(got["today"], got["snapshot"])
         log(f"  fleet sensitivity {name}: {out[name]} ({time.perf_counter() - t0:.1f} s)")
     turns = arrivals(base)
     snapshot_variants = {
-        "snapshot every 4 writes": replace(Model(), snapshot_every=4),
-        "snapshot every 32 writes": replace(Model(), snapshot_every=32),
-        "snapshot every write": replace(Model(), snapshot_every=1),
-        "snapshot every write, catch-up ≤ 4 memories": replace(
-            Model(), snapshot_every=1, snapshot_catch_up_max=4
+        "no snapshot when the day starts (the service's first day)": replace(model, snapshots_at_start=0.0),
+        "rules: only a snapshot loaded > 8 memories behind asks": replace(
+            model, snapshot_every=None, snapshot_catch_up_max=None
+        ),
+        "rules: without the snapshot for copies far behind": replace(model, snapshot_catch_up_max=None),
+        "rules: without the multiple of 4 writes": replace(model, snapshot_every=None),
+        "rules: every 2 writes": replace(model, snapshot_every=2),
+        "rules: every 8 writes": replace(model, snapshot_every=8),
+        "rules: copies > 8 memories behind look": replace(model, snapshot_catch_up_max=8),
+        "rules: snapshots loaded > 4 memories behind ask": replace(model, snapshot_tail_max=4),
+        "not built: SnapshotDue from every write, first rule only": replace(
+            model, snapshot_every=None, snapshot_catch_up_max=None, snapshot_every_write=1
+        ),
+        "not built: SnapshotDue from every write, copies > 4 behind look": replace(
+            model, snapshot_every=None, snapshot_every_write=1
         ),
     }
-    for name, model in snapshot_variants.items():
+    for name, variant in snapshot_variants.items():
         t0 = time.perf_counter()
-        out[name] = _brief(target["today"], simulate(base, "snapshot", model, turns=turns))
+        out[name] = _brief(target["today"], simulate(base, "snapshot", variant, turns=turns))
         log(f"  fleet sensitivity {name}: {out[name]} ({time.perf_counter() - t0:.1f} s)")
     return out
 
 
-def run(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
+MEASURED = (
+    "snapshot_bytes_per_memory",
+    "snapshot_unpack_ms_per_memory",
+    "snapshot_pack_ms_per_memory",
+)
+
+
+def run(quick: bool, log: Callable[[str], None], measured: dict[str, Any] | None = None) -> dict[str, Any]:
     """The grid (1k / 10k active users × 1k / 10k memories; --quick: 1k memories only), the
-    sensitivity of the target cell (full run only) and the check against the local pool."""
+    sensitivity of the target cell (full run only) and the check against the local pool.
+    `measured`: the snapshot's costs from this run's snapshot section (else the Model's defaults)."""
     base = Workload()
+    model = Model()
+    if measured:
+        model = replace(model, **{k: measured[k] for k in MEASURED if k in measured})
     out: dict[str, Any] = {
         "workload": asdict(base),
         "lambda": asdict(Lambda()),
-        "model": asdict(Model()),
+        "model": asdict(model),
+        "model_measured_in_this_run": bool(measured),
         "prices": asdict(Prices()),
         "target_cell": "10000x1000",
     }
-    out["grid"] = grid([1_000, 10_000], [1_000] if quick else [1_000, 10_000], base, log)
+    out["grid"] = grid([1_000, 10_000], [1_000] if quick else [1_000, 10_000], base, log, model)
     if not quick:
-        out["sensitivity"] = sensitivity(base, out["grid"][out["target_cell"]], log)
+        out["sensitivity"] = sensitivity(base, out["grid"][out["target_cell"]], log, model)
     out["local_check"] = local_check()
     log(f"  fleet: the local pool's containers {'match' if out['local_check']['match'] else 'DIFFER'}")
     return out

@@ -51,16 +51,22 @@ def table_definition(logical_id: str) -> dict[str, Any]:
     return definition
 
 
-def create_aws(table: str, idempotency: str, bus: str) -> str:
-    """Inside `mock_aws`: the two tables as template.yaml defines them, the event bus and a KMS key
-    (its id returned: KMS_KEY_ID)."""
+SNAPSHOT_BUCKET = "synapse-snapshots-test"
+
+
+def create_aws(table: str, idempotency: str, bus: str, bucket: str = SNAPSHOT_BUCKET) -> str:
+    """Inside `mock_aws`: the two tables as template.yaml defines them, the event bus, a KMS key (its
+    id returned: KMS_KEY_ID) and the snapshot bucket (SNAPSHOT_BUCKET), as the local run makes it."""
     import boto3
+
+    from local.aws import create_bucket
 
     ddb = boto3.client("dynamodb")
     ddb.create_table(TableName=table, **table_definition("MemoryTable"))
     ddb.create_table(TableName=idempotency, **table_definition("IdempotencyTable"))
     boto3.client("events").create_event_bus(Name=bus)
     key_id: str = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
+    create_bucket(boto3.client("s3"), bucket, boto3.client("kms").create_key()["KeyMetadata"]["KeyId"])
     return key_id
 
 

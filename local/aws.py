@@ -183,6 +183,38 @@ def _plain(value: Any) -> bool:
     return True
 
 
+def create_bucket(client: Any, name: str, kms_key: str | None = None) -> str:
+    """An S3 bucket as the template's: private, and encrypted by default with the local key of the
+    template's key when it names one. Returns its name. (moto keeps objects in memory: they are not
+    journaled, so a restart starts with an empty bucket; the snapshots in it are rebuilt on demand.)"""
+    client.create_bucket(Bucket=name)
+    client.put_public_access_block(
+        Bucket=name,
+        PublicAccessBlockConfiguration={
+            "BlockPublicAcls": True,
+            "IgnorePublicAcls": True,
+            "BlockPublicPolicy": True,
+            "RestrictPublicBuckets": True,
+        },
+    )
+    if kms_key:
+        client.put_bucket_encryption(
+            Bucket=name,
+            ServerSideEncryptionConfiguration={
+                "Rules": [
+                    {
+                        "ApplyServerSideEncryptionByDefault": {
+                            "SSEAlgorithm": "aws:kms",
+                            "KMSMasterKeyID": kms_key,
+                        },
+                        "BucketKeyEnabled": True,
+                    }
+                ]
+            },
+        )
+    return name
+
+
 def ensure_kms_key(client: Any, state_file: Path, description: str = "synapse local provider key") -> str:
     """A symmetric key whose id and key material survive restarts (moto's material is random per key).
 

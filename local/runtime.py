@@ -19,6 +19,7 @@ from typing import IO, Any
 from local import apigw
 from local.aws import (
     TtlSweeper,
+    create_bucket,
     create_table,
     ensure_kms_key,
     point_boto_at,
@@ -361,6 +362,11 @@ class LocalRuntime:
         kms = raw_client("kms")
         for logical in tpl.keys:
             self.resources[logical] = ensure_kms_key(kms, self.data_dir / f"kms-{logical}.json")
+        s3 = raw_client("s3")
+        for logical in tpl.buckets:
+            self.resources[logical] = create_bucket(
+                s3, tpl.bucket_name(logical), self.resources.get(tpl.bucket_key(logical) or "")
+            )
         for logical in tpl.functions:
             self.resources[logical] = logical
 

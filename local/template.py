@@ -168,6 +168,7 @@ class Template:
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # logical id -> Properties
     buses: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+    buckets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def resources_of(self, kind: str) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -193,6 +194,23 @@ class Template:
     def table_name(self, logical_id: str) -> str:
         name = self.tables[logical_id].get("TableName")
         return name if isinstance(name, str) else logical_id
+
+    def bucket_name(self, logical_id: str) -> str:
+        """The bucket's BucketName, else a local name (S3's rules: lower case, digits, hyphens)."""
+        name = self.buckets[logical_id].get("BucketName")
+        return name if isinstance(name, str) else f"local-{logical_id.lower()}"
+
+    def bucket_key(self, logical_id: str) -> str | None:
+        """The template key (logical id) a bucket's default encryption names, if any (SSE-KMS)."""
+        rules = (self.buckets[logical_id].get("BucketEncryption") or {}).get(
+            "ServerSideEncryptionConfiguration"
+        )
+        for rule in rules or []:
+            key = ((rule or {}).get("ServerSideEncryptionByDefault") or {}).get("KMSMasterKeyID")
+            named = _getatt_resource(key) or _ref_name(key)
+            if named in self.keys:
+                return named
+        return None
 
     def bus_name(self, logical_id: str) -> str:
         name = self.buses[logical_id].get("Name")
@@ -223,6 +241,7 @@ def parse(path: Path) -> Template:
     tpl.buses = tpl.resources_of("AWS::Events::EventBus")
     tpl.keys = tpl.resources_of("AWS::KMS::Key")
     tpl.queues = tpl.resources_of("AWS::SQS::Queue")
+    tpl.buckets = tpl.resources_of("AWS::S3::Bucket")
 
     glob = ((raw.get("Globals") or {}).get("Function")) or {}
     glob_env = ((glob.get("Environment") or {}).get("Variables")) or {}

@@ -15,7 +15,7 @@ from moto import mock_aws
 from moto.kms import models as kms_models
 
 from harness.gemini import GeminiDouble, running_double
-from harness.lambdas import LambdaContext, create_aws, http_event, load_function
+from harness.lambdas import SNAPSHOT_BUCKET, LambdaContext, create_aws, http_event, load_function
 from synapse.core import state
 from synapse.core.config import settings
 
@@ -52,6 +52,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("MEMORY_TABLE", TABLE)
     monkeypatch.setenv("IDEMPOTENCY_TABLE", IDEMPOTENCY)
     monkeypatch.setenv("EVENT_BUS_NAME", "MemoryBus")
+    monkeypatch.setenv("SNAPSHOT_BUCKET", SNAPSHOT_BUCKET)
     monkeypatch.setenv("JWT_SECRET", "test-secret-that-is-long-enough-for-hs256")
     monkeypatch.setenv("LOCAL_EMBEDDER", "none")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")

@@ -42,6 +42,7 @@ KEY_PREFIXES = (
     "key:",
     "mind:",
     "chg:",
+    "snapshots/",
 )
 
 

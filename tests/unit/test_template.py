@@ -56,6 +56,7 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "me_delete": {("DELETE", "/me")},
     "authorizer": set(),
     "summarize_session": set(),
+    "snapshot_writer": set(),
     "change_events": set(),
     "minds_consolidate": {("POST", "/minds/{mindId}/consolidate")},
     "consolidate_daily": set(),
@@ -102,6 +103,10 @@ READ_ONLY = {
     "console",
 }
 READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
+# the readers of minds' corpora (search/cache.py): they may read snapshots and ask for new ones
+SNAPSHOT_READERS = {"memory_recall", "memory_context", "mcp", "memory_ingest"}
+# the deletions of minds and users: they delete the snapshots too
+SNAPSHOT_DELETERS = {"minds_delete", "me_delete"}
 KMS_DECRYPTERS = {
     "proposal_accept",
     "minds_consolidate",
@@ -170,9 +175,13 @@ def _http_routes(props: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def _policy_names(props: dict[str, Any]) -> set[str]:
+    """The policy templates of a function, and the managed policies of the template it names."""
     names: set[str] = set()
     for policy in props.get("Policies") or []:
-        names.update(policy.keys() if isinstance(policy, dict) else {str(policy)})
+        if isinstance(policy, dict) and set(policy) == {"Ref"}:
+            names.add(policy["Ref"])
+        else:
+            names.update(policy.keys() if isinstance(policy, dict) else {str(policy)})
     return names
 
 
@@ -273,8 +282,10 @@ def test_read_only_functions_cannot_write(functions: dict[str, dict[str, Any]], 
         return
     # When its policies are listed
     names = _policy_names(props)
-    # Then they are read-only policy templates, never CRUD, PutEvents, Encrypt or inline statements
-    assert names <= READ_POLICIES, f"{dirname} has write-capable policies: {sorted(names - READ_POLICIES)}"
+    # Then they are read-only policy templates, never CRUD, PutEvents, Encrypt or inline statements (a
+    # reader of minds' corpora also the snapshot readers' policy: below, it sends SnapshotDue only)
+    allowed = READ_POLICIES | ({"SnapshotReadPolicy"} if dirname in SNAPSHOT_READERS else set())
+    assert names <= allowed, f"{dirname} has write-capable policies: {sorted(names - allowed)}"
     if dirname in {"health", "docs", "console"}:
         assert not names, f"{dirname} needs no AWS access"
 
@@ -303,8 +314,11 @@ def test_listing_minds_reads_and_may_only_put_the_default_minds_created_at(
 
 
 def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[str, Any]]) -> None:
-    # Given every function outside the read-only set (and GET /minds, above)
-    for dirname in set(ROUTES) - READ_ONLY - {"minds_list", "change_events", "webhooks_test"}:
+    # Given every function outside the read-only set (and GET /minds, above; the snapshot writer and
+    # the change events: their own tests)
+    for dirname in (
+        set(ROUTES) - READ_ONLY - {"minds_list", "snapshot_writer", "change_events", "webhooks_test"}
+    ):
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
         assert "DynamoDBCrudPolicy" in names, dirname
@@ -425,7 +439,7 @@ def test_globals_give_every_function_the_same_runtime_and_settings(template: dic
     assert fn["Tracing"] == "Active"
     assert int(fn["Timeout"]) <= 29
     for name in (
-        "MEMORY_TABLE", "IDEMPOTENCY_TABLE", "EVENT_BUS_NAME", "KMS_KEY_ID",
+        "MEMORY_TABLE", "IDEMPOTENCY_TABLE", "EVENT_BUS_NAME", "KMS_KEY_ID", "SNAPSHOT_BUCKET",
         "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "GEMINI_BASE_URL",
         "EMBEDDING_MODEL", "EMBEDDING_DIM", "LLM_MODEL", "API_KEY_PREFIX", "SUMMARY_EVERY",
         "RAW_MESSAGE_TTL_DAYS", "LOCAL_EMBEDDER", "POWERTOOLS_SERVICE_NAME",
@@ -499,10 +513,17 @@ def _http_route_samples() -> list[Path]:
 
 
 def test_http_route_samples_are_most_samples() -> None:
-    # the filter above must not quietly drop the samples it is meant to check
-    # (six are not: two authorizer requests, SessionSummaryDue, the stream batch, the daily schedule,
-    # the webhook queue batch)
-    assert len(_http_route_samples()) >= len(list((ROOT / "events").glob("*.json"))) - 6
+    # the filter above must not quietly drop the samples it is meant to check (the others: the
+    # authorizer's, the EventBridge consumers', the stream's, the schedule's and the queue's)
+    others = {p.name for p in (ROOT / "events").glob("*.json")} - {p.name for p in _http_route_samples()}
+    assert {n for n in others if not n.startswith("authorizer")} == {
+        "summarize_session.json",
+        "snapshot_writer.json",
+        "change_events.json",
+        "consolidate_daily.json",
+        "webhook_delivery.json",
+    }
+    assert len(others) <= 7
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)
@@ -641,3 +662,159 @@ def test_webhooks_go_from_the_bus_through_a_queue_with_a_dead_letter_queue_and_o
 
     assert with_key("KMSDecryptPolicy") == {"WebhookDeliveryFunction"}
     assert with_key("KMSEncryptPolicy") == {"WebhooksCreateFunction"}
+
+
+# --- minds' snapshots --------------------------------------------------------------------------------
+
+
+def _statements(template: dict[str, Any], policy: str) -> list[dict[str, Any]]:
+    res = template["Resources"][policy]
+    assert res["Type"] == "AWS::IAM::ManagedPolicy"
+    statements: list[dict[str, Any]] = res["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+SNAPSHOT_OBJECTS = {"Fn::Sub": "${SnapshotBucket.Arn}/snapshots/*"}
+SNAPSHOT_BUCKET = {"Fn::GetAtt": ["SnapshotBucket", "Arn"]}
+VIA_S3 = {"StringEquals": {"kms:ViaService": {"Fn::Sub": "s3.${AWS::Region}.amazonaws.com"}}}
+
+
+def test_the_snapshot_bucket_is_private_encrypted_with_its_key_and_expires_what_is_left(
+    template: dict[str, Any],
+) -> None:
+    # Given the snapshot bucket
+    bucket = template["Resources"]["SnapshotBucket"]
+    props = bucket["Properties"]
+    assert bucket["Type"] == "AWS::S3::Bucket"
+    # Then it is encrypted by default with the stack's snapshot key (SSE-KMS, a bucket key)
+    (rule,) = props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert rule["ServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "aws:kms",
+        "KMSMasterKeyID": {"Fn::GetAtt": ["SnapshotKey", "Arn"]},
+    }
+    assert rule["BucketKeyEnabled"] is True
+    key = template["Resources"]["SnapshotKey"]
+    assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
+    # And nothing in it can be made public; objects belong to the bucket's owner (no ACLs)
+    assert props["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert props["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+    # And a snapshot nothing rewrote for a while expires (a backstop to the deletions)
+    (life,) = props["LifecycleConfiguration"]["Rules"]
+    assert life["Status"] == "Enabled" and life["Prefix"] == "snapshots/"
+    assert 1 <= int(life["ExpirationInDays"]) <= 90
+    assert int(life["NoncurrentVersionExpiration"]["NoncurrentDays"]) <= 7
+    # And its policy refuses plain HTTP, and objects under another encryption or key
+    statements = template["Resources"]["SnapshotBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert template["Resources"]["SnapshotBucketPolicy"]["Properties"]["Bucket"] == {"Ref": "SnapshotBucket"}
+    by_sid = {st["Sid"]: st for st in statements}
+    assert all(st["Effect"] == "Deny" for st in statements)
+    assert by_sid["DenyPlainHttp"]["Condition"] == {"Bool": {"aws:SecureTransport": False}}
+    assert by_sid["DenyOtherEncryption"]["Condition"] == {
+        "StringNotEqualsIfExists": {"s3:x-amz-server-side-encryption": "aws:kms"}
+    }
+    assert by_sid["DenyOtherKeys"]["Condition"] == {
+        "StringNotEqualsIfExists": {
+            "s3:x-amz-server-side-encryption-aws-kms-key-id": {"Fn::GetAtt": ["SnapshotKey", "Arn"]}
+        }
+    }
+    # And every function is told the bucket's name
+    assert template["Globals"]["Function"]["Environment"]["Variables"]["SNAPSHOT_BUCKET"] == {
+        "Ref": "SnapshotBucket"
+    }
+
+
+def test_snapshot_readers_read_and_ask_deleters_delete_and_no_one_else_touches_them(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    def having(policy: str) -> set[str]:
+        return {d for d in ROUTES if policy in _policy_names(functions[_camel(d)]["Properties"])}
+
+    # Given the two managed policies of the snapshots
+    # Then readers may GET a snapshot, list the bucket (without it S3 answers a missing snapshot with
+    # 403, not 404, and the reader would never ask for one), decrypt through S3 only, and send
+    # SnapshotDue only
+    assert _statements(template, "SnapshotReadPolicy") == [
+        {"Effect": "Allow", "Action": "s3:GetObject", "Resource": SNAPSHOT_OBJECTS},
+        {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": SNAPSHOT_BUCKET},
+        {
+            "Effect": "Allow",
+            "Action": "kms:Decrypt",
+            "Resource": {"Fn::GetAtt": ["SnapshotKey", "Arn"]},
+            "Condition": VIA_S3,
+        },
+        {
+            "Effect": "Allow",
+            "Action": "events:PutEvents",
+            "Resource": {"Fn::GetAtt": ["MemoryBus", "Arn"]},
+            "Condition": {
+                "StringEquals": {"events:source": "synapse.memory", "events:detail-type": "SnapshotDue"}
+            },
+        },
+    ]
+    # And deleters may list the snapshots' prefix and delete objects under it, nothing else
+    assert _statements(template, "SnapshotDeletePolicy") == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": SNAPSHOT_BUCKET,
+            "Condition": {"StringLike": {"s3:prefix": ["snapshots/*"]}},
+        },
+        {"Effect": "Allow", "Action": "s3:DeleteObject", "Resource": SNAPSHOT_OBJECTS},
+    ]
+    # And exactly the readers of minds' corpora read, exactly the deletions of minds and users delete
+    assert having("SnapshotReadPolicy") == SNAPSHOT_READERS
+    assert having("SnapshotDeletePolicy") == SNAPSHOT_DELETERS
+    # And no function but the writer has an S3 or snapshot-key statement of its own
+    for dirname in set(ROUTES) - {"snapshot_writer"}:
+        text = json.dumps(functions[_camel(dirname)]["Properties"].get("Policies") or [])
+        assert "SnapshotBucket" not in text and "SnapshotKey" not in text, dirname
+
+
+def test_the_snapshot_writer_reads_the_table_and_writes_snapshots_only(
+    functions: dict[str, dict[str, Any]],
+) -> None:
+    # Given the snapshot writer
+    props = functions["SnapshotWriterFunction"]["Properties"]
+    policies = props["Policies"]
+    # Then it reads the table (never writes it), and may HEAD/GET, PUT and DELETE snapshots and use
+    # the snapshot key through S3 only
+    assert policies[0] == {"DynamoDBReadPolicy": {"TableName": {"Ref": "MemoryTable"}}}
+    assert policies[1] == {
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                "Resource": SNAPSHOT_OBJECTS,
+            },
+            # (a HEAD of a missing snapshot: 404 only to a caller that may list the bucket)
+            {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": SNAPSHOT_BUCKET},
+            {
+                "Effect": "Allow",
+                "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+                "Resource": {"Fn::GetAtt": ["SnapshotKey", "Arn"]},
+                "Condition": VIA_S3,
+            },
+        ]
+    }
+    assert len(policies) == 2
+    # And it runs on SnapshotDue from MemoryBus, a failed write not retried (the next reader asks again)
+    rule = props["Events"]["Snapshot"]
+    assert rule["Type"] == "EventBridgeRule"
+    assert rule["Properties"]["EventBusName"] == {"Ref": "MemoryBus"}
+    assert rule["Properties"]["Pattern"] == {"source": ["synapse.memory"], "detail-type": ["SnapshotDue"]}
+    assert props["EventInvokeConfig"]["MaximumRetryAttempts"] == 0
+
+
+def test_sample_snapshot_event_matches_the_rule(functions: dict[str, dict[str, Any]]) -> None:
+    # Given the writer's sample event and its rule
+    event = json.loads((ROOT / "events/snapshot_writer.json").read_text(encoding="utf-8"))
+    pattern = functions["SnapshotWriterFunction"]["Properties"]["Events"]["Snapshot"]["Properties"]["Pattern"]
+    # Then the rule matches it and it carries what readers send (aws/events.py)
+    assert event["source"] in pattern["source"]
+    assert event["detail-type"] in pattern["detail-type"]
+    assert set(event["detail"]) == {"userId", "mindId", "epoch", "seq", "modelKey"}

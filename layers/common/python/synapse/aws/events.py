@@ -1,4 +1,4 @@
-"""EventBridge publisher on MemoryBus: SessionSummaryDue, and the change events (`put`)."""
+"""EventBridge publisher on MemoryBus: SessionSummaryDue, SnapshotDue, and the change events (`put`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 SOURCE = "synapse.memory"
 SUMMARY_DUE = "SessionSummaryDue"
+SNAPSHOT_DUE = "SnapshotDue"
 
 
 @per_container
@@ -53,6 +54,24 @@ def publish_summaries_due(user_id: str, session_id: str, counts: list[int], mind
                 raise UpstreamUnavailable("The event bus refused an event; try again shortly.", retry_after=2)
     except (ClientError, BotoCoreError) as exc:
         raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc
+
+
+def publish_snapshot_due(user_id: str, mind_id: str, epoch: str, seq: int, model_key: str | None) -> None:
+    """SnapshotDue: a reader found the mind's snapshot missing or behind (the writer, functions/
+    snapshot_writer, packs the mind as it is then). UpstreamUnavailable if the bus refuses it."""
+    detail = {"userId": user_id, "mindId": mind_id, "epoch": epoch, "seq": seq, "modelKey": model_key}
+    entry = {
+        "Source": SOURCE,
+        "DetailType": SNAPSHOT_DUE,
+        "Detail": json.dumps(detail),
+        "EventBusName": settings().event_bus,
+    }
+    try:
+        answer = client().put_events(Entries=[entry])  # type: ignore[list-item]
+    except (ClientError, BotoCoreError) as exc:
+        raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc
+    if answer.get("FailedEntryCount"):
+        raise UpstreamUnavailable("The event bus refused an event; try again shortly.", retry_after=2)
 
 
 PUT_EVENTS_MAX = 10  # entries in one PutEvents call

@@ -51,6 +51,7 @@ class Settings:
     gemini_timeout_ms: int
     gemini_attempts: int
     recall_cache: bool
+    snapshot_bucket: str | None  # the minds' snapshots (search/snapshot.py); None: none are read or written
     gemini_retry_initial_delay: float
     gemini_retry_max_delay: float
     # quotas (409 quota_exceeded past them)
@@ -91,6 +92,7 @@ def settings() -> Settings:
         gemini_timeout_ms=_int("GEMINI_TIMEOUT_MS", 6000, 100, 300000),
         gemini_attempts=_int("GEMINI_ATTEMPTS", 3, 1, 10),
         recall_cache=os.environ.get("RECALL_CACHE", "on").lower() not in ("0", "off", "false"),
+        snapshot_bucket=_opt("SNAPSHOT_BUCKET"),
         gemini_retry_initial_delay=_seconds("GEMINI_RETRY_INITIAL_DELAY", 0.5, 60.0),
         gemini_retry_max_delay=_seconds("GEMINI_RETRY_MAX_DELAY", 2.0, 300.0),
         max_memories_per_mind=_int("MAX_MEMORIES_PER_MIND", 100_000, 1, 10_000_000),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,7 @@ __all__ = ["BM25", "K1", "B"]
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
+Posting = tuple[IntArray, FloatArray]  # a term's documents (slots) and its frequency in each
 K1 = 0.9
 B = 0.5
 
@@ -59,7 +61,7 @@ class BM25:
         df = np.bincount(p_term, minlength=len(vocab))
         bounds = np.concatenate(([0], np.cumsum(df).astype(np.int64)))
         tf = counts.astype(np.float32)
-        self._postings: dict[str, tuple[IntArray, FloatArray]] = {
+        self._postings: MutableMapping[str, Posting] = {
             term: (p_doc[bounds[tid] : bounds[tid + 1]], tf[bounds[tid] : bounds[tid + 1]])
             for term, tid in vocab.items()
         }
@@ -71,6 +73,36 @@ class BM25:
         # a warm corpus scores as cheaply as with weights computed at build time
         self._weights: dict[str, FloatArray] = {}
         self._stats = (self.n_docs, self.total_len)
+
+    @classmethod
+    def from_postings(
+        cls,
+        terms: Sequence[str],
+        bounds: npt.NDArray[np.int64],
+        docs: npt.NDArray[np.integer[Any]],
+        tf: npt.NDArray[np.number[Any]],
+        lengths: FloatArray,
+        total_len: int,
+        *,
+        k1: float = K1,
+        b: float = B,
+    ) -> BM25:
+        """A BM25 restored from postings as stored (search/snapshot.py): term i's documents are
+        `docs[bounds[i]:bounds[i+1]]` (ascending) with their term frequencies (any integer and number
+        dtypes: the weights are computed in float64); nothing is tokenized or counted. The same index
+        `BM25(documents)` builds, document i at position and slot i."""
+        self = cls.__new__(cls)
+        self.k1, self.b = k1, b
+        self.n_docs = len(lengths)
+        self.total_len = int(total_len)
+        self._postings = _StoredPostings(terms, bounds.tolist(), docs, tf)
+        self._lengths = np.array(lengths, dtype=np.float32)
+        self._row = np.arange(self.n_docs, dtype=np.int64)
+        self._slot = list(range(self.n_docs))
+        self._free = []
+        self._weights = {}
+        self._stats = (self.n_docs, self.total_len)
+        return self
 
     def __len__(self) -> int:
         return self.n_docs
@@ -167,3 +199,58 @@ class BM25:
                 self._postings[term] = (slots[keep], tf[keep])
             else:
                 del self._postings[term]
+
+
+class _StoredPostings(MutableMapping[str, Posting]):
+    """Postings as a snapshot stores them (one array of documents and one of frequencies, cut by
+    term), a term's pair sliced out when it is asked for: restoring BM25 makes one dict of the
+    vocabulary, not a pair of arrays per term. A term changed since is kept apart (None: gone)."""
+
+    __slots__ = ("_bounds", "_changed", "_docs", "_term", "_tf")
+
+    def __init__(
+        self,
+        terms: Sequence[str],
+        bounds: list[int],
+        docs: npt.NDArray[np.integer[Any]],
+        tf: npt.NDArray[np.number[Any]],
+    ) -> None:
+        self._term = dict(zip(terms, range(len(terms)), strict=True))
+        self._bounds = bounds
+        self._docs = docs
+        self._tf = tf
+        self._changed: dict[str, Posting | None] = {}
+
+    def get(self, term: str, default: Posting | None = None) -> Posting | None:  # type: ignore[override]
+        if term in self._changed:
+            found = self._changed[term]
+            return default if found is None else found
+        tid = self._term.get(term)
+        if tid is None:
+            return default
+        lo, hi = self._bounds[tid], self._bounds[tid + 1]
+        # (views of the stored arrays: a posting is replaced, never changed in place)
+        return self._docs[lo:hi], self._tf[lo:hi]  # type: ignore[return-value]
+
+    def __getitem__(self, term: str) -> Posting:
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def __setitem__(self, term: str, posting: Posting) -> None:
+        self._changed[term] = posting
+
+    def __delitem__(self, term: str) -> None:
+        if self.get(term) is None:
+            raise KeyError(term)
+        self._changed[term] = None
+
+    def __iter__(self) -> Iterator[str]:
+        for term in self._term:
+            if self._changed.get(term, True) is not None:
+                yield term
+        yield from (t for t, p in self._changed.items() if p is not None and t not in self._term)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

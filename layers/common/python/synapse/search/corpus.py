@@ -8,7 +8,7 @@ The state is plain lists and arrays, so that a corpus can be copied, packed and 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -38,7 +38,8 @@ class Corpus:
     version: str
     model_key: str | None  # the embedder ("model/dim") whose vectors `vectors` holds
     columns: nuggets.Columns  # without the vectors' bytes (`vectors` holds them decoded)
-    tokens: list[list[str]]  # tokenize(search_text(content, key, tags)) of each memory
+    # tokenize(search_text(content, key, tags)) of each memory (a list; from a snapshot, rows made on use)
+    tokens: MutableSequence[list[str]]
     bm25: BM25  # over `tokens`
     vectors: Vectors  # of `model_key`
     priority: np.ndarray  # int8, 0 low … 3 critical

@@ -277,9 +277,9 @@ def transact(actions: list[dict[str, Any]]) -> list[bool] | None:
     return None
 
 
-def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
-    """The ids written between two versions of one epoch, oldest change first; None when the log
-    cannot tell (another epoch, or entries gone): read everything again."""
+def changes(space: Space, since: Version, now: Version) -> list[tuple[int, tuple[str, ...]]] | None:
+    """The writes between two versions of one epoch, oldest first: (seq, the ids it changed); None
+    when the log cannot tell (another epoch, or entries gone): read everything again."""
     if since.epoch != now.epoch or now.seq < since.seq:
         return None
     if now.seq == since.seq:
@@ -287,7 +287,7 @@ def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
     wanted = range(since.seq + 1, now.seq + 1)
     known = {seq: entry for seq, entry in now.recent}
     if all(seq in known for seq in wanted):
-        return list(dict.fromkeys(i for seq in wanted for i in known[seq]))
+        return [(seq, known[seq]) for seq in wanted]
     items = db.items(
         {
             "TableName": db.table(),
@@ -303,10 +303,21 @@ def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
     entries = list(items)
     if len(entries) != now.seq - since.seq:
         return None
-    ids: dict[str, None] = {}
-    for entry in entries:
-        ids.update(dict.fromkeys(v["S"] for v in entry["ids"]["L"]))
-    return list(ids)
+    return [
+        (seq, tuple(v["S"] for v in entry["ids"]["L"])) for seq, entry in zip(wanted, entries, strict=True)
+    ]
+
+
+def changed_ids(space: Space, since: Version, now: Version) -> list[str] | None:
+    """The ids written between two versions of one epoch, oldest change first; None when the log
+    cannot tell (another epoch, or entries gone): read everything again."""
+    found = changes(space, since, now)
+    return None if found is None else ids_of(found)
+
+
+def ids_of(found: list[tuple[int, tuple[str, ...]]], past: int = 0) -> list[str]:
+    """The ids of the writes past seq `past`, each once, oldest change first."""
+    return list(dict.fromkeys(i for seq, ids in found if seq > past for i in ids))
 
 
 # --- consolidation's marks (Review): which minds were written to since their last consolidation ---
@@ -419,9 +430,11 @@ __all__ = [
     "Version",
     "after",
     "changed_ids",
+    "changes",
     "commit",
     "decode",
     "from_stream",
+    "ids_of",
     "mark_consolidated",
     "read",
     "step",

@@ -211,6 +211,25 @@ def mind_sk(mind_id: str) -> str:
     return f"{MIND}{mind_id}"
 
 
+# --- the snapshot bucket's object keys (store/snapshots.py) -------------------------------------------
+# a user's snapshots under the hash of their id (an id is any string a JWT names; the hash also spreads
+# the keys over S3's partitions), a mind's under its id, one object per epoch of the mind's version: a
+# mind deleted and made again (a new epoch) never reads the snapshot of the one before
+SNAPSHOT = "snapshots/"
+
+
+def snapshot_user_prefix(user_id: str) -> str:
+    return f"{SNAPSHOT}{hashlib.sha256(user_id.encode()).hexdigest()}/"
+
+
+def snapshot_mind_prefix(user_id: str, mind_id: str) -> str:
+    return f"{snapshot_user_prefix(user_id)}{mind_id}/"
+
+
+def snapshot_key(space: Space, epoch: str) -> str:
+    return f"{snapshot_mind_prefix(space.user_id, space.mind_id)}{epoch}"
+
+
 @dataclass(frozen=True)
 class ParsedKey:
     """What a sort key of a user's partition names: its kind, its mind, and where it has them a

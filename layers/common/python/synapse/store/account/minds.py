@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core.errors import Conflict, NotFound
 from synapse.core.models.base import DEFAULT_MIND, DEFAULT_TIMEZONE, iso, parse_iso, utcnow
-from synapse.store import changelog, db
+from synapse.store import changelog, db, snapshots
 from synapse.store.codec import n, plain_item, s
 from synapse.store.keys import (
     APIKEY,
@@ -240,10 +240,13 @@ def update_mind(user_id: str, read: MindRecord, new: MindRecord) -> bool:
 
 def delete_mind(user_id: str, mind_id: str) -> int:
     """A mind and everything in it: its keys stop working first (lookups, then listings), then its
-    memories, versions, sessions, messages, summaries and identity, then the mind. NotFound if there
-    is no such mind. Returns the number of items deleted."""
+    memories, versions, sessions, messages, summaries and identity, then the mind, then its snapshots
+    (last: a snapshot writer that read the mind before checks its version after writing, and finds it
+    gone). NotFound if there is no such mind. Returns the number of items and objects deleted."""
     record = get_mind(user_id, mind_id)
     if record is None:
+        # (a deletion interrupted after the items is finished by its retry: the snapshots go too)
+        snapshots.delete_mind(user_id, mind_id)
         raise NotFound("No mind with that id.")
     pk = user_pk(user_id)
     keys: list[dict[str, Any]] = []
@@ -263,4 +266,5 @@ def delete_mind(user_id: str, mind_id: str) -> int:
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in contents])
     last = [db.key(pk, mind_sk(mind_id)), db.key(pk, _name_sk(record.name))]
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in last])
-    return len(keys) + len(contents) + len(last)
+    objects = snapshots.delete_mind(user_id, mind_id)
+    return len(keys) + len(contents) + len(last) + objects

@@ -8,7 +8,7 @@ from typing import Any
 from synapse.core.config import settings
 from synapse.core.models.base import parse_iso, utcnow
 from synapse.core.models.memory import Memory, MemoryVersion
-from synapse.store import db
+from synapse.store import db, snapshots
 from synapse.store.account.credentials import (
     ApiKeyRecord,
     ProviderRecord,
@@ -93,7 +93,9 @@ def everything(user_id: str) -> UserData:
 def delete_user(user_id: str) -> int:
     """Everything of a user: one query over the partition, batched deletes, and the API key lookups
     (which live outside the partition, under the key's hash); first the user's cached ingest answers
-    (they hold memory texts). Returns the number of items deleted."""
+    (they hold memory texts); last the snapshots of every mind (after the minds' versions: a snapshot
+    writer that read a mind before checks its version after writing). Returns the number of items
+    and objects deleted."""
     table = settings().idempotency_table
     cached = [
         {"id": item["id"], "sk": item["sk"]}
@@ -116,4 +118,4 @@ def delete_user(user_id: str) -> int:
     # the lookups go first: a half-finished deletion must never leave a working key behind
     keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
-    return len(cached) + len(keys)
+    return len(cached) + len(keys) + snapshots.delete_user(user_id)
