@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000)
     n = parser.parse_args().n
     from synapse.core.models.base import utcnow
-    from synapse.services.memory import consolidate
+    from synapse.services.review import consolidate
     from synapse.store import nuggets
     from synapse.store.keys import Space
 

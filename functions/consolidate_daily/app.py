@@ -6,7 +6,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from synapse.core.observability import logger, tracer
 from synapse.http import snapstart
-from synapse.services.memory import consolidate
+from synapse.services.review import consolidate
 
 snapstart.register()  # SnapStart's runtime hooks (a no-op off Lambda)
 

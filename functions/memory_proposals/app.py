@@ -9,7 +9,7 @@ from synapse.http.caller import Caller, InMind
 from synapse.http.entrypoint import entrypoint
 from synapse.http.openapi import responses
 from synapse.http.resolver import resolver
-from synapse.services.memory import review
+from synapse.services.review import proposals
 
 app = resolver()
 
@@ -26,7 +26,7 @@ def list_proposals(
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
 ) -> ProposalList:
-    return review.pending(who, mind, limit, cursor)
+    return proposals.pending(who, mind, limit, cursor)
 
 
 handler = entrypoint(app, user_only=True)

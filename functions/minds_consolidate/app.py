@@ -5,7 +5,7 @@ from synapse.http.caller import Caller
 from synapse.http.entrypoint import entrypoint
 from synapse.http.openapi import responses
 from synapse.http.resolver import resolver
-from synapse.services.memory import consolidate
+from synapse.services.review import consolidate
 
 app = resolver()
 

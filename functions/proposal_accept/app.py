@@ -12,7 +12,7 @@ from synapse.http.entrypoint import entrypoint
 from synapse.http.envelope import JSON
 from synapse.http.openapi import answer, no_content, responses
 from synapse.http.resolver import resolver
-from synapse.services.memory import review
+from synapse.services.review import proposals
 
 app = resolver()
 
@@ -35,7 +35,7 @@ app = resolver()
 def accept(
     proposalId: str, who: Caller, mind: InMind, body: Annotated[AcceptIn | None, Body()] = None
 ) -> Response[Memory | None]:
-    memory = review.accept(who, mind, proposalId, body)
+    memory = proposals.accept(who, mind, proposalId, body)
     if memory is None:
         return Response(status_code=204)
     return Response(status_code=200, content_type=JSON, body=memory)

@@ -6,7 +6,7 @@ from synapse.http.caller import Caller, InMind
 from synapse.http.entrypoint import entrypoint
 from synapse.http.openapi import no_content, responses
 from synapse.http.resolver import resolver
-from synapse.services.memory import review
+from synapse.services.review import proposals
 
 app = resolver()
 
@@ -20,7 +20,7 @@ app = resolver()
     ),
 )
 def decline(proposalId: str, who: Caller, mind: InMind) -> Response[None]:
-    review.decline(who, mind, proposalId)
+    proposals.decline(who, mind, proposalId)
     return Response(status_code=204)
 
 

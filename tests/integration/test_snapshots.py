@@ -196,7 +196,7 @@ def play(monkeypatch: pytest.MonkeyPatch, seen: Seen, ops: list[tuple[str, int, 
                 if kind == "edit":
                     memories.update(who, mind, mem_id, MemoryPatch(content=text(words), priority="high"))
                 elif kind == "delete":
-                    memories.delete(mind, mem_id)
+                    memories.delete(who, mind, mem_id)
                     del ids[key]
                 elif kind == "verify":
                     memories.verify(who, mind, mem_id)
@@ -248,7 +248,7 @@ def test_a_deleted_memory_never_comes_back_from_a_snapshot(
     put(who, "other", "tea in Berlin")
     assert write_snapshot(monkeypatch, space) == "written"
     # When the memory is deleted (DELETE /memory/{id}) and a container without the mind loads it
-    memories.delete(minds.resolve(who), secret)
+    memories.delete(who, minds.resolve(who), secret)
     fresh_container(monkeypatch)
     got = cache.load(space, MODEL_KEY)
     # Then it came from the snapshot, and the deletion in the change log's tail took the memory out

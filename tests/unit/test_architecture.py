@@ -25,8 +25,9 @@ LAYERS: dict[str, int] = {
     "services": 4,  # the behaviour of the routes, by domain
     "http": 5,  # resolver, envelope, OpenAPI, body checks, entrypoint, MCP, SnapStart
 }
-# the service domains, in the order they may import each other (chat uses memory, memory uses account)
-DOMAINS = {"account": 0, "memory": 1, "chat": 2, "webhooks": 3}
+# the service domains, in the order they may import each other (chat uses memory, memory uses account;
+# review decides on what memory proposed)
+DOMAINS = {"account": 0, "memory": 1, "review": 2, "chat": 3, "webhooks": 4}
 MAX_MODULES = 10  # per folder (its __init__ not counted)
 RANK = LAYERS
 # sort-key and partition prefixes of the table: only store/keys.py spells them
