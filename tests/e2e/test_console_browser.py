@@ -721,6 +721,8 @@ def test_consolidate_from_the_mind_bar_then_restore_a_superseded_memory(
     tag = uuid.uuid4().hex[:6]
     bot = api.agent(f"dup bot {tag}")
     older = bot.remember("note", f"dup_a_{tag}", f"Standup notes live in the wiki {tag}")
+    # (a second later: "newer" is the later updated_at, kept to the second; a tie would be broken by id)
+    time.sleep(1.1)
     bot.remember("note", f"dup_b_{tag}", f"standup  notes live in the WIKI {tag}")
     page = sign_in()
     page.click("#consolidate")
