@@ -154,6 +154,8 @@ ROUTES: dict[str, Route] = {
     # (a tool a key's scopes do not allow is a tool result with isError: tests/integration/test_mcp.py)
     "POST /mcp": Route("mcp", "any", body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "GET /me/export": Route("me_export", "user"),
+    "POST /me/exports": Route("me_exports_create", "user", ok=202),
+    "GET /me/exports/{exportId}": Route("me_exports_get", "user", path_params={"exportId": "{exportId}"}),
     "DELETE /me": Route("me_delete", "user"),
     # a literal public address: registering resolves nothing (tests never reach the network)
     "POST /webhooks": Route("webhooks_create", "user", body={"url": "https://93.184.215.14/hook"}, ok=201),
@@ -262,6 +264,7 @@ class World:
     keys: dict[str, str]  # "read", "write", "full", "revoked" → plain key
     proposal_id: str = ""
     webhook_id: str = ""
+    export_id: str = ""
 
 
 def fill(route: Route, world: World) -> dict[str, str]:
@@ -270,6 +273,7 @@ def fill(route: Route, world: World) -> dict[str, str]:
         .replace("{keyId}", world.spare_key_id)
         .replace("{proposalId}", world.proposal_id)
         .replace("{webhookId}", world.webhook_id)
+        .replace("{exportId}", world.export_id)
         for k, v in route.path_params.items()
     }
 
@@ -388,12 +392,15 @@ def world(call: Call) -> World:
         "webhooks_create", "POST", "/webhooks", body={"url": "https://93.184.215.14/alice"}, who=ALICE
     )
     assert hook["statusCode"] == 201, hook
+    export = call("me_exports_create", "POST", "/me/exports", who=ALICE)
+    assert export["statusCode"] == 202, export
     return World(
         memory_id=mem_id,
         spare_key_id=spare_id,
         keys=keys,
         proposal_id=proposed["json"]["proposal"]["proposal_id"],
         webhook_id=hook["json"]["webhook_id"],
+        export_id=export["json"]["export_id"],
     )
 
 

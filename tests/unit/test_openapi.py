@@ -64,6 +64,8 @@ EXPECTED: dict[str, set[str]] = {
     "GET /providers": {"200"} | AUTH,
     "DELETE /providers/{provider}": {"204", "404", "422"} | AUTH,
     "GET /me/export": {"200", "413"} | AUTH,
+    "POST /me/exports": {"202"} | AUTH,
+    "GET /me/exports/{exportId}": {"200", "404"} | AUTH,
     "DELETE /me": {"200"} | AUTH,
     "POST /webhooks": {"201", "404", "409"} | AUTH | BODY,
     "GET /webhooks": {"200"} | AUTH,

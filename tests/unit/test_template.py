@@ -54,6 +54,9 @@ ROUTES: dict[str, set[tuple[str, str]]] = {
     "providers_delete": {("DELETE", "/providers/{provider}")},
     "me_export": {("GET", "/me/export")},
     "me_delete": {("DELETE", "/me")},
+    "me_exports_create": {("POST", "/me/exports")},
+    "me_exports_get": {("GET", "/me/exports/{exportId}")},
+    "export_writer": set(),
     "authorizer": set(),
     "summarize_session": set(),
     "snapshot_writer": set(),
@@ -107,6 +110,9 @@ READ_POLICIES = {"DynamoDBReadPolicy", "KMSDecryptPolicy"}
 SNAPSHOT_READERS = {"memory_recall", "memory_context", "mcp", "memory_ingest"}
 # the deletions of minds and users: they delete the snapshots too
 SNAPSHOT_DELETERS = {"minds_delete", "me_delete"}
+# the functions of export files: their bucket statements are checked on their own
+EXPORT_FILES = {"me_exports_get", "export_writer"}
+EXPORT_OBJECTS = {"Fn::Sub": "${SnapshotBucket.Arn}/exports/*"}
 KMS_DECRYPTERS = {
     "proposal_accept",
     "minds_consolidate",
@@ -317,7 +323,10 @@ def test_writers_and_decrypters_have_what_they_need(functions: dict[str, dict[st
     # Given every function outside the read-only set (and GET /minds, above; the snapshot writer and
     # the change events: their own tests)
     for dirname in (
-        set(ROUTES) - READ_ONLY - {"minds_list", "snapshot_writer", "change_events", "webhooks_test"}
+        set(ROUTES)
+        - READ_ONLY
+        - {"minds_list", "snapshot_writer", "change_events", "webhooks_test"}
+        - EXPORT_FILES  # (their own test)
     ):
         names = _policy_names(functions[_camel(dirname)]["Properties"])
         # Then it may write the table
@@ -522,8 +531,9 @@ def test_http_route_samples_are_most_samples() -> None:
         "change_events.json",
         "consolidate_daily.json",
         "webhook_delivery.json",
+        "export_writer.json",
     }
-    assert len(others) <= 7
+    assert len(others) <= 8
 
 
 @pytest.mark.parametrize("path", _http_route_samples(), ids=lambda p: p.name)
@@ -703,11 +713,15 @@ def test_the_snapshot_bucket_is_private_encrypted_with_its_key_and_expires_what_
         "RestrictPublicBuckets": True,
     }
     assert props["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
-    # And a snapshot nothing rewrote for a while expires (a backstop to the deletions)
-    (life,) = props["LifecycleConfiguration"]["Rules"]
+    # And a snapshot nothing rewrote for a while expires (a backstop to the deletions), and an export
+    # file after a day
+    life, files = props["LifecycleConfiguration"]["Rules"]
     assert life["Status"] == "Enabled" and life["Prefix"] == "snapshots/"
     assert 1 <= int(life["ExpirationInDays"]) <= 90
     assert int(life["NoncurrentVersionExpiration"]["NoncurrentDays"]) <= 7
+    assert files["Status"] == "Enabled" and files["Prefix"] == "exports/"
+    assert int(files["ExpirationInDays"]) == 1
+    assert int(files["NoncurrentVersionExpiration"]["NoncurrentDays"]) == 1
     # And its policy refuses plain HTTP, and objects under another encryption or key
     statements = template["Resources"]["SnapshotBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
     assert template["Resources"]["SnapshotBucketPolicy"]["Properties"]["Bucket"] == {"Ref": "SnapshotBucket"}
@@ -769,8 +783,9 @@ def test_snapshot_readers_read_and_ask_deleters_delete_and_no_one_else_touches_t
     # And exactly the readers of minds' corpora read, exactly the deletions of minds and users delete
     assert having("SnapshotReadPolicy") == SNAPSHOT_READERS
     assert having("SnapshotDeletePolicy") == SNAPSHOT_DELETERS
-    # And no function but the writer has an S3 or snapshot-key statement of its own
-    for dirname in set(ROUTES) - {"snapshot_writer"}:
+    # And no function but the writers and the export files' reader has an S3 or snapshot-key statement
+    # of its own
+    for dirname in set(ROUTES) - {"snapshot_writer"} - EXPORT_FILES:
         text = json.dumps(functions[_camel(dirname)]["Properties"].get("Policies") or [])
         assert "SnapshotBucket" not in text and "SnapshotKey" not in text, dirname
 
@@ -818,3 +833,91 @@ def test_sample_snapshot_event_matches_the_rule(functions: dict[str, dict[str, A
     assert event["source"] in pattern["source"]
     assert event["detail-type"] in pattern["detail-type"]
     assert set(event["detail"]) == {"userId", "mindId", "epoch", "seq", "modelKey"}
+
+
+def test_export_files_are_written_by_the_writer_read_by_their_url_and_deleted_with_the_user(
+    template: dict[str, Any], functions: dict[str, dict[str, Any]]
+) -> None:
+    via_s3 = {"Fn::GetAtt": ["SnapshotKey", "Arn"]}
+    # Given the three functions of export files
+    create = functions["MeExportsCreateFunction"]["Properties"]
+    get = functions["MeExportsGetFunction"]["Properties"]
+    writer = functions["ExportWriterFunction"]["Properties"]
+    # Then POST /me/exports writes its record and sends ExportRequested only
+    assert create["Policies"][0] == {"DynamoDBCrudPolicy": {"TableName": {"Ref": "MemoryTable"}}}
+    assert create["Policies"][1]["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": "events:PutEvents",
+            "Resource": {"Fn::GetAtt": ["MemoryBus", "Arn"]},
+            "Condition": {
+                "StringEquals": {"events:source": "synapse.memory", "events:detail-type": "ExportRequested"}
+            },
+        }
+    ]
+    assert len(create["Policies"]) == 2
+    # And GET /me/exports/{id} reads the table and export files (its presigned URL carries its rights),
+    # decrypting through S3 only: no snapshot, no write
+    assert get["Policies"] == [
+        {"DynamoDBReadPolicy": {"TableName": {"Ref": "MemoryTable"}}},
+        {
+            "Statement": [
+                {"Effect": "Allow", "Action": "s3:GetObject", "Resource": EXPORT_OBJECTS},
+                {"Effect": "Allow", "Action": "kms:Decrypt", "Resource": via_s3, "Condition": VIA_S3},
+            ]
+        },
+    ]
+    # And the writer reads the table, updates (only) the export's record, and writes export files
+    assert writer["Policies"] == [
+        {"DynamoDBReadPolicy": {"TableName": {"Ref": "MemoryTable"}}},
+        {
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Action": "dynamodb:UpdateItem",
+                    "Resource": {"Fn::GetAtt": ["MemoryTable", "Arn"]},
+                },
+                {
+                    "Effect": "Allow",
+                    "Action": ["s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"],
+                    "Resource": EXPORT_OBJECTS,
+                },
+                {
+                    "Effect": "Allow",
+                    "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
+                    "Resource": via_s3,
+                    "Condition": VIA_S3,
+                },
+            ]
+        },
+    ]
+    # And it runs on ExportRequested with Lambda's longest timeout, a failed export not retried
+    rule = writer["Events"]["Export"]
+    assert rule["Type"] == "EventBridgeRule"
+    assert rule["Properties"]["Pattern"] == {"source": ["synapse.memory"], "detail-type": ["ExportRequested"]}
+    assert writer["Timeout"] == 900
+    assert writer["EventInvokeConfig"]["MaximumRetryAttempts"] == 0
+    # And DELETE /me may list and delete export files, through a policy of its own
+    assert _statements(template, "ExportDeletePolicy") == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": SNAPSHOT_BUCKET,
+            "Condition": {"StringLike": {"s3:prefix": ["exports/*"]}},
+        },
+        {"Effect": "Allow", "Action": "s3:DeleteObject", "Resource": EXPORT_OBJECTS},
+    ]
+    deleters = {
+        d for d in ROUTES if "ExportDeletePolicy" in _policy_names(functions[_camel(d)]["Properties"])
+    }
+    assert deleters == {"me_delete"}
+
+
+def test_sample_export_event_matches_the_rule(functions: dict[str, dict[str, Any]]) -> None:
+    # Given the export writer's sample event and its rule
+    event = json.loads((ROOT / "events/export_writer.json").read_text(encoding="utf-8"))
+    pattern = functions["ExportWriterFunction"]["Properties"]["Events"]["Export"]["Properties"]["Pattern"]
+    # Then the rule matches it and it carries what POST /me/exports sends (aws/events.py)
+    assert event["source"] in pattern["source"]
+    assert event["detail-type"] in pattern["detail-type"]
+    assert set(event["detail"]) == {"userId", "exportId"}

@@ -1,4 +1,5 @@
-"""EventBridge publisher on MemoryBus: SessionSummaryDue, SnapshotDue, and the change events (`put`)."""
+"""EventBridge publisher on MemoryBus: SessionSummaryDue, SnapshotDue, ExportRequested, and the change
+events (`put`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 SOURCE = "synapse.memory"
 SUMMARY_DUE = "SessionSummaryDue"
 SNAPSHOT_DUE = "SnapshotDue"
+EXPORT_REQUESTED = "ExportRequested"
 
 
 @per_container
@@ -56,13 +58,10 @@ def publish_summaries_due(user_id: str, session_id: str, counts: list[int], mind
         raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc
 
 
-def publish_snapshot_due(user_id: str, mind_id: str, epoch: str, seq: int, model_key: str | None) -> None:
-    """SnapshotDue: a reader found the mind's snapshot missing or behind (the writer, functions/
-    snapshot_writer, packs the mind as it is then). UpstreamUnavailable if the bus refuses it."""
-    detail = {"userId": user_id, "mindId": mind_id, "epoch": epoch, "seq": seq, "modelKey": model_key}
+def _put_one(detail_type: str, detail: Mapping[str, Any]) -> None:
     entry = {
         "Source": SOURCE,
-        "DetailType": SNAPSHOT_DUE,
+        "DetailType": detail_type,
         "Detail": json.dumps(detail),
         "EventBusName": settings().event_bus,
     }
@@ -72,6 +71,19 @@ def publish_snapshot_due(user_id: str, mind_id: str, epoch: str, seq: int, model
         raise UpstreamUnavailable("The event bus is unavailable; try again shortly.", retry_after=2) from exc
     if answer.get("FailedEntryCount"):
         raise UpstreamUnavailable("The event bus refused an event; try again shortly.", retry_after=2)
+
+
+def publish_snapshot_due(user_id: str, mind_id: str, epoch: str, seq: int, model_key: str | None) -> None:
+    """SnapshotDue: a reader found the mind's snapshot missing or behind (the writer, functions/
+    snapshot_writer, packs the mind as it is then). UpstreamUnavailable if the bus refuses it."""
+    detail = {"userId": user_id, "mindId": mind_id, "epoch": epoch, "seq": seq, "modelKey": model_key}
+    _put_one(SNAPSHOT_DUE, detail)
+
+
+def publish_export_requested(user_id: str, export_id: str) -> None:
+    """ExportRequested: a user asked for an export file (functions/export_writer writes it).
+    UpstreamUnavailable if the bus refuses it."""
+    _put_one(EXPORT_REQUESTED, {"userId": user_id, "exportId": export_id})
 
 
 PUT_EVENTS_MAX = 10  # entries in one PutEvents call

@@ -29,6 +29,7 @@ PROVIDER = "provider:"
 MIND = "mind:"
 PROPOSAL = "prop:"
 WEBHOOK = "webhook:"
+EXPORT = "export:"  # an export file's record (POST /me/exports), gone by TTL with its file
 DELIVERY = "whd:"  # a webhook's delivery log: whd:<webhookId>:<ms since the epoch, 13 digits>:<n>
 LOOKUP_SK = "key"
 
@@ -211,6 +212,10 @@ def mind_sk(mind_id: str) -> str:
     return f"{MIND}{mind_id}"
 
 
+def export_sk(export_id: str) -> str:
+    return f"{EXPORT}{export_id}"
+
+
 # --- the snapshot bucket's object keys (store/snapshots.py) -------------------------------------------
 # a user's snapshots under the hash of their id (an id is any string a JWT names; the hash also spreads
 # the keys over S3's partitions), a mind's under its id, one object per epoch of the mind's version: a
@@ -230,13 +235,26 @@ def snapshot_key(space: Space, epoch: str) -> str:
     return f"{snapshot_mind_prefix(space.user_id, space.mind_id)}{epoch}"
 
 
+# users' export files (POST /me/exports), in the same bucket under their own prefix (its own lifecycle
+# rule and IAM grants), a user's under the hash of their id as their snapshots are
+EXPORTS = "exports/"
+
+
+def export_user_prefix(user_id: str) -> str:
+    return f"{EXPORTS}{hashlib.sha256(user_id.encode()).hexdigest()}/"
+
+
+def export_key(user_id: str, export_id: str) -> str:
+    return f"{export_user_prefix(user_id)}{export_id}.jsonl"
+
+
 @dataclass(frozen=True)
 class ParsedKey:
     """What a sort key of a user's partition names: its kind, its mind, and where it has them a
     session and a number (a message's sequence) or a name (a memory id, a provider, a key id)."""
 
     # nugget history identity version change session message summary marker apikey provider mind
-    # proposal webhook delivery other
+    # proposal webhook delivery export other
     kind: str
     name: str = ""
     session_id: str = ""
@@ -280,6 +298,8 @@ def parse_sk(sk: str) -> ParsedKey:
         return ParsedKey("mind", name=rest, mind_id=rest)
     if head == "webhook":
         return ParsedKey("webhook", name=rest)
+    if head == "export":
+        return ParsedKey("export", name=rest)
     if head == "whd":
         return ParsedKey("delivery", name=rest.partition(":")[0])
     if head == "mindname":

@@ -27,6 +27,7 @@ from synapse.store import changelog as log
 from synapse.store import db
 from synapse.store.codec import BadCursor, Vector, attr, decode_cursor, encode_cursor, n, plain, plain_item, s
 from synapse.store.keys import (
+    HISTORY,
     NUGGET,
     TIMELINE_INDEX,
     TIMELINE_PK,
@@ -516,6 +517,61 @@ def history(space: Space, mem_id: str) -> list[MemoryVersion]:
     """The kept versions of a memory before its current one, newest first."""
     items = db.query_prefix(space.pk, space.sk(history_prefix(mem_id)), ScanIndexForward=False)
     return [version_from(plain_item(item)) for item in items]
+
+
+# what `from_item` reads: the vector is left out of a read of every memory (the read units are the
+# same, but 100k memories' vectors need not travel through the function that reads them)
+_MEMORY_ATTRIBUTES = (
+    "sk",
+    "category",
+    "key",
+    "content",
+    "tags",
+    "priority",
+    "source",
+    "verified",
+    "confidence",
+    "expires_at",
+    "session_id",
+    "created_at",
+    "updated_at",
+    "rev",
+    "valid_at",
+    "superseded_by",
+    "change",
+)
+
+
+def _projection() -> dict[str, Any]:
+    names = {f"#p{i}": a for i, a in enumerate(_MEMORY_ATTRIBUTES)}
+    return {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
+
+
+def with_history(space: Space) -> Iterator[tuple[Memory, list[MemoryVersion]]]:
+    """Every memory of a mind with its kept versions (newest first), in id order: the memories and
+    the history read side by side, a page of each at a time, so that nothing holds a mind whole.
+    Both come in id order (`nug:<id>`, `hist:<id>:<version>`; ids are uuids, of one length), so each
+    memory's versions are the run of history items with its id; a deleted memory's kept versions
+    (history without a memory) are passed over."""
+    versions = db.query_prefix(space.pk, space.sk(HISTORY))
+
+    def next_version() -> tuple[str, MemoryVersion] | None:
+        item = next(versions, None)
+        if item is None:
+            return None
+        parsed = plain_item(item)
+        return parse_sk(parsed["sk"]).name, version_from(parsed)
+
+    pending = next_version()
+    for item in db.query_prefix(space.pk, space.sk(NUGGET), **_projection()):
+        memory = from_item(space, item).memory
+        kept: list[MemoryVersion] = []
+        while pending is not None and pending[0] <= memory.id:
+            if pending[0] == memory.id:
+                kept.append(pending[1])
+            pending = next_version()
+        kept.reverse()  # stored oldest first
+        yield memory, kept
 
 
 def version_at(space: Space, mem_id: str, moment: datetime) -> MemoryVersion | None:

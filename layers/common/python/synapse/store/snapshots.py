@@ -17,37 +17,17 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from synapse.aws import clients as aws
-from synapse.core.config import settings
 from synapse.core.errors import UpstreamUnavailable
-from synapse.core.state import per_container
+from synapse.store import bucket
 from synapse.store.keys import Space, snapshot_key, snapshot_mind_prefix, snapshot_user_prefix
 
 __all__ = ["Stored", "delete", "delete_mind", "delete_user", "enabled", "get", "head", "put"]
 
-_MISSING = {"NoSuchKey", "404", "NotFound"}
-_LOST = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
-
-
-@per_container
-def client() -> Any:
-    return aws.client("s3", connect_timeout=2, read_timeout=20)
-
-
-def enabled() -> bool:
-    """Snapshots are read and written only where the stack gives a bucket (SNAPSHOT_BUCKET)."""
-    return settings().snapshot_bucket is not None
-
-
-def _bucket() -> str:
-    name = settings().snapshot_bucket
-    if name is None:
-        raise UpstreamUnavailable("No snapshot bucket is configured.", retry_after=60)
-    return name
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
+client = bucket.client
+enabled = bucket.enabled
+_bucket = bucket.name
+_code = bucket.code
+_MISSING, _LOST = bucket.MISSING, bucket.LOST
 
 
 def _unavailable(exc: Exception) -> UpstreamUnavailable:
@@ -146,23 +126,4 @@ def delete_user(user_id: str) -> int:
 
 
 def _delete_prefix(prefix: str) -> int:
-    if not enabled():
-        return 0
-    bucket, deleted = _bucket(), 0
-    kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
-    try:
-        while True:
-            page = client().list_objects_v2(**kwargs)
-            found = [{"Key": o["Key"]} for o in page.get("Contents", [])]
-            if found:  # a page holds at most 1,000 keys: what DeleteObjects takes
-                answer = client().delete_objects(Bucket=bucket, Delete={"Objects": found, "Quiet": True})
-                if answer.get("Errors"):
-                    raise UpstreamUnavailable(
-                        "The snapshot store did not delete everything; try again shortly.", retry_after=2
-                    )
-                deleted += len(found)
-            if not page.get("IsTruncated"):
-                return deleted
-            kwargs["ContinuationToken"] = page["NextContinuationToken"]
-    except (ClientError, BotoCoreError) as exc:
-        raise _unavailable(exc) from exc
+    return bucket.delete_prefix(prefix)

@@ -1,5 +1,6 @@
 """API keys, provider keys and the export of everything stored for a user."""
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import (
@@ -8,6 +9,7 @@ from pydantic import (
     StringConstraints,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from synapse.core.models.base import DEFAULT_MIND, Body, MindId, Model, Scope, Timestamp, not_blank
 from synapse.core.models.memory import Memory, MemoryVersion
@@ -82,3 +84,32 @@ class ExportOut(Model):
     identities: dict[str, str] = Field(default_factory=dict)
     keys: list[ApiKeyInfo] = Field(default_factory=list)
     providers: list[ProviderInfo] = Field(default_factory=list)
+
+
+# --- exports of any size (POST /me/exports) -------------------------------------------------------
+
+
+class ExportStatus(StrEnum):
+    pending = "pending"
+    ready = "ready"
+    failed = "failed"
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+class ExportStarted(Model):
+    export_id: str
+    status: ExportStatus
+
+
+class ExportJob(Model):
+    """An export file's state; `url`, `bytes`, `records` and `expires_at` once it is ready (`url`
+    signed for an hour from this answer, never past the file's deletion: `expires_at`)."""
+
+    status: ExportStatus
+    url: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
+    bytes: int | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
+    records: int | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)
+    expires_at: Timestamp | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent)

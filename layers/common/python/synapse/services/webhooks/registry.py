@@ -16,10 +16,8 @@ from synapse.core.models.webhooks import (
     TEST_EVENT,
     DeliveryAttempt,
     DeliveryList,
-    EventType,
     WebhookCreated,
     WebhookIn,
-    WebhookInfo,
     WebhookList,
 )
 from synapse.services.account import minds
@@ -29,7 +27,6 @@ from synapse.store.account import webhooks as store
 from synapse.store.keys import DEFAULT_MIND
 
 _ID_CHARS = string.ascii_lowercase + string.digits
-ALL_EVENTS = [e.value for e in EventType]
 
 
 def new_webhook_id() -> str:
@@ -39,17 +36,6 @@ def new_webhook_id() -> str:
 def new_secret() -> str:
     """`whsec_` + base64 of 32 random bytes (Standard Webhooks: 24 to 64 bytes)."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-def _info(record: store.WebhookRecord) -> WebhookInfo:
-    return WebhookInfo(
-        webhook_id=record.webhook_id,
-        url=record.url,
-        events=list(record.events) or ALL_EVENTS,
-        mind_id=record.mind_id,
-        created_at=record.created_at,
-        disabled_at=record.disabled_at,
-    )
 
 
 def create(user_id: str, body: WebhookIn) -> WebhookCreated:
@@ -75,7 +61,7 @@ def create(user_id: str, body: WebhookIn) -> WebhookCreated:
         created_at=utcnow(),
     )
     store.put(record)
-    info = _info(record)
+    info = store.info(record)
     return WebhookCreated(
         webhook_id=webhook_id,
         url=info.url,
@@ -88,7 +74,7 @@ def create(user_id: str, body: WebhookIn) -> WebhookCreated:
 
 def list_all(user_id: str) -> WebhookList:
     hooks = sorted(store.list_all(user_id), key=lambda r: r.created_at)
-    return WebhookList(webhooks=[_info(r) for r in hooks])
+    return WebhookList(webhooks=[store.info(r) for r in hooks])
 
 
 def _require(user_id: str, webhook_id: str) -> store.WebhookRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,17 +10,32 @@ from synapse.core.config import settings
 from synapse.core.models.base import parse_iso, utcnow
 from synapse.core.models.memory import Memory, MemoryVersion
 from synapse.store import db, snapshots
+from synapse.store.account import exports, webhooks
 from synapse.store.account.credentials import (
     ApiKeyRecord,
     ProviderRecord,
     api_key_from_item,
+    list_api_keys,
+    list_providers,
     provider_from_item,
 )
-from synapse.store.account.minds import MindRecord, mind_from_item
+from synapse.store.account.minds import MindRecord, list_minds, mind_from_item
+from synapse.store.account.webhooks import WebhookRecord
 from synapse.store.codec import plain_item, s
-from synapse.store.conversations import StoredMessage, Summary, summary_from_item
-from synapse.store.keys import DEFAULT_MIND, LOOKUP_SK, Space, apikey_pk, idempotency_pk, parse_sk, user_pk
-from synapse.store.nuggets import from_item, version_from
+from synapse.store.conversations import StoredMessage, Summary, get_identity, summary_from_item
+from synapse.store.keys import (
+    DEFAULT_MIND,
+    LOOKUP_SK,
+    MESSAGE,
+    SESSION,
+    SUMMARY,
+    Space,
+    apikey_pk,
+    idempotency_pk,
+    parse_sk,
+    user_pk,
+)
+from synapse.store.nuggets import from_item, version_from, with_history
 
 
 @dataclass
@@ -90,12 +106,103 @@ def everything(user_id: str) -> UserData:
     return out
 
 
+# --- everything, a record at a time (the export file) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MindEntry:
+    record: MindRecord
+    identity: str | None
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    memory: Memory
+    history: list[MemoryVersion]  # newest first
+
+
+@dataclass(frozen=True)
+class SessionEntry:
+    mind_id: str
+    session_id: str
+    msg_count: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class MessageEntry:
+    mind_id: str
+    session_id: str
+    message: StoredMessage
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    mind_id: str
+    session_id: str
+    summary: Summary
+
+
+Entry = (
+    MindEntry
+    | MemoryEntry
+    | SessionEntry
+    | MessageEntry
+    | SummaryEntry
+    | ApiKeyRecord
+    | ProviderRecord
+    | WebhookRecord
+)
+
+
+def stream(user_id: str) -> Iterator[Entry]:
+    """Everything of a user, one record at a time and a page of the table at a time (an export of
+    100k memories holds none of it whole): the minds (the default one first, with its identity
+    line), each mind's memories with their history, its sessions, raw messages (within their TTL)
+    and summaries; then API keys, provider keys and webhooks (the caller makes hints of them)."""
+    pk, now = user_pk(user_id), int(utcnow().timestamp())
+    stored = {m.mind_id: m for m in list_minds(user_id)}
+    default = stored.pop(DEFAULT_MIND, None) or MindRecord(
+        mind_id=DEFAULT_MIND, name=user_id, description=None, created_at=utcnow()
+    )
+    spaces = []
+    for record in [default, *stored.values()]:
+        space = Space(user_id, record.mind_id)
+        spaces.append(space)
+        yield MindEntry(record, get_identity(space)[0])
+    for space in spaces:
+        for memory, history in with_history(space):
+            yield MemoryEntry(memory, history)
+    for space in spaces:
+        for item in db.query_prefix(pk, space.sk(SESSION)):
+            raw = plain_item(item)
+            yield SessionEntry(
+                space.mind_id,
+                parse_sk(raw["sk"]).session_id,
+                int(raw.get("msg_count", 0)),
+                int(raw.get("chunks", 0)),
+            )
+        for item in db.query_prefix(pk, space.sk(MESSAGE)):
+            raw = plain_item(item)
+            if int(raw.get("ttl", 0)) > now:
+                key = parse_sk(raw["sk"])
+                message = StoredMessage(key.seq, raw["role"], raw["content"], parse_iso(raw["created_at"]))
+                yield MessageEntry(space.mind_id, key.session_id, message)
+        for item in db.query_prefix(pk, space.sk(SUMMARY)):
+            raw = plain_item(item)
+            yield SummaryEntry(space.mind_id, parse_sk(raw["sk"]).session_id, summary_from_item(raw))
+    yield from list_api_keys(user_id)
+    yield from list_providers(user_id)
+    yield from webhooks.list_all(user_id)
+
+
 def delete_user(user_id: str) -> int:
     """Everything of a user: one query over the partition, batched deletes, and the API key lookups
     (which live outside the partition, under the key's hash); first the user's cached ingest answers
     (they hold memory texts); last the snapshots of every mind (after the minds' versions: a snapshot
-    writer that read a mind before checks its version after writing). Returns the number of items
-    and objects deleted."""
+    writer that read a mind before checks its version after writing) and the export files (after
+    their records: an export writer that finishes meanwhile finds its record gone and deletes its
+    file). Returns the number of items and objects deleted."""
     table = settings().idempotency_table
     cached = [
         {"id": item["id"], "sk": item["sk"]}
@@ -118,4 +225,4 @@ def delete_user(user_id: str) -> int:
     # the lookups go first: a half-finished deletion must never leave a working key behind
     keys.sort(key=lambda k: not k["pk"]["S"].startswith("key:"))
     db.batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
-    return len(cached) + len(keys) + snapshots.delete_user(user_id)
+    return len(cached) + len(keys) + snapshots.delete_user(user_id) + exports.delete_user(user_id)

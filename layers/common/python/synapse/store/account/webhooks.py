@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 
 from synapse.core.errors import NotFound
 from synapse.core.models.base import iso, parse_iso
+from synapse.core.models.webhooks import EventType, WebhookInfo
 from synapse.store import db
 from synapse.store.codec import plain_item, s
 from synapse.store.keys import WEBHOOK, delivery_prefix, delivery_sk, user_pk, webhook_sk
@@ -63,6 +64,18 @@ def from_item(user_id: str, raw: Mapping[str, Any]) -> WebhookRecord:
         created_at=parse_iso(raw["created_at"]),
         failing_since=parse_iso(raw["failing_since"]) if raw.get("failing_since") else None,
         disabled_at=parse_iso(raw["disabled_at"]) if raw.get("disabled_at") else None,
+    )
+
+
+def info(record: WebhookRecord) -> WebhookInfo:
+    """What the owner sees of a webhook: never its secret."""
+    return WebhookInfo(
+        webhook_id=record.webhook_id,
+        url=record.url,
+        events=list(record.events) or [e.value for e in EventType],
+        mind_id=record.mind_id,
+        created_at=record.created_at,
+        disabled_at=record.disabled_at,
     )
 
 
