@@ -19,7 +19,7 @@ app = resolver()
         "one), `bytes` and `records` (the lines after the header)."
     ),
     tags=["privacy"],
-    responses=responses("user", params=False, not_found="no export with that id (or it is past its 24 hours)"),
+    responses=responses("user", params=False, not_found="no export with that id (or past its 24 hours)"),
 )
 def get_export(exportId: str, who: Caller) -> ExportJob:
     return exports.status(who.user_id, exportId)
