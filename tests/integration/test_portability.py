@@ -139,6 +139,34 @@ def test_an_agent_batch_writes_as_an_agent(call: Call) -> None:
     ]
 
 
+def test_an_agents_import_never_replaces_what_a_person_verified_without_their_yes(call: Call) -> None:
+    # Given alice's verified memory (written by her) and an agent's unverified one
+    assert (
+        call("memory_create", "POST", "/memory", body=fact("city", "Lives in Chiang Mai"), who=ALICE)[
+            "statusCode"
+        ]
+        == 201
+    )
+    assert batch(call, [fact("pet", "Has a cat")], who=agent())["json"]["results"][0]["status"] == 201
+    records = [
+        {"type": "memory", **fact("city", "Lives in Bangkok")},  # changes what she verified
+        {"type": "memory", **fact("pet", "Has a cat called Miso")},  # the agent's own: changed
+        {"type": "memory", **fact("tea", "ชอบชาเขียว")},  # new
+    ]
+    # When an agent imports them
+    answer = import_(call, "synapse", records, who=agent())
+    # Then her memory is held as a proposal, the others are written
+    assert answer["statusCode"] == 200, answer
+    assert answer["json"] == {"imported": 1, "updated": 1, "skipped": 0, "errors": [], "proposed": 1}
+    city = next(m for m in listed(call) if m["key"] == "city")
+    assert city["content"] == "Lives in Chiang Mai" and city["verified"] is True and city["version"] == 1
+    (proposal,) = call("memory_proposals", "GET", "/memory/proposals", who=ALICE)["json"]["proposals"]
+    assert proposal["memory_id"] == city["id"] and proposal["proposed"]["content"] == "Lives in Bangkok"
+    # And the same import by her is simply written (a person's own import is never held)
+    mine = import_(call, "synapse", records[:1], who=ALICE)["json"]
+    assert mine == {"imported": 0, "updated": 1, "skipped": 0, "errors": []}
+
+
 # --- quotas -------------------------------------------------------------------------------------------
 
 

@@ -73,6 +73,12 @@ class ImportOut(Model):
         description="records already stored exactly as given, and synapse records that are not memories"
     )
     errors: list[ImportFailure]
+    proposed: int | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent,
+        description="(an agent's import) records that would change a memory a person verified: held as "
+        "proposals for that person's yes (GET /memory/proposals); absent when none",
+    )
 
 
 # --- the records an import reads (validated one by one: a bad record is an error in its place) -----

@@ -271,17 +271,19 @@ def import_records(who: Principal, mind: Mind, body: ImportIn) -> ImportOut:
             continue
         try:
             if body.format == "synapse":
-                plans.append(_synapse_plan(space, who, index, SynapseRecord.model_validate(raw)))
+                plans.append(_synapse_plan(mind, who, index, SynapseRecord.model_validate(raw)))
             else:
-                plans.append(_mem0_plan(space, who, index, Mem0Record.model_validate(raw)))
+                plans.append(_mem0_plan(mind, who, index, Mem0Record.model_validate(raw)))
         except ValidationError as exc:
             err = ValidationFailed.of(exc.errors(), ("body", "records", index))
             errors.append(ImportFailure(index=index, error=_envelope(err)))
     outcomes = write_all(space, who.user_id, plans)
-    imported = updated = 0
+    imported = updated = proposed = 0
     for plan in plans:
         o = outcomes[plan.index]
-        if o.error is not None:
+        if o.proposal is not None:
+            proposed += 1
+        elif o.error is not None:
             errors.append(ImportFailure(index=plan.index, error=_envelope(o.error)))
         elif o.skipped:
             skipped += 1
@@ -290,16 +292,21 @@ def import_records(who: Principal, mind: Mind, body: ImportIn) -> ImportOut:
         else:
             updated += 1
     errors.sort(key=lambda e: e.index)
-    return ImportOut(imported=imported, updated=updated, skipped=skipped, errors=errors)
+    return ImportOut(
+        imported=imported, updated=updated, skipped=skipped, errors=errors, proposed=proposed or None
+    )
 
 
 # what "stored exactly as given" compares
 _SAME = ("content", "tags", "priority", "confidence", "expires_at", "valid_at", "created_at")
 
 
-def _importer(who: Principal, mem_id: str, category: Category, key: str, given: dict[str, Any]) -> Make:
+def _importer(
+    who: Principal, mind: Mind, mem_id: str, category: Category, key: str, given: dict[str, Any]
+) -> Make:
     """The make of an imported record: `given` (the fields the record sets) over the memory read, as
-    the caller writes it (source, verified; confidence as given, else the caller's default)."""
+    the caller writes it (source, verified; confidence as given, else the caller's default). An
+    agent's change of a memory a person verified is held for review, as every agent write is."""
     stamp = writers.of(who).stamp(given.pop("confidence", None))
     # times as they are stored (whole seconds), so that a record stored as given compares equal
     given = {k: v.replace(microsecond=0) if isinstance(v, datetime) else v for k, v in given.items()}
@@ -311,7 +318,10 @@ def _importer(who: Principal, mem_id: str, category: Category, key: str, given: 
             now = {name: getattr(read.memory, name) for name in _SAME}
             if all(now[name] == wanted.get(name, now[name]) for name in _SAME):
                 return None  # stored exactly as given: no new version
-            return read.memory.model_copy(update={**wanted, "updated_at": utcnow()})
+            changed = read.memory.model_copy(update={**wanted, "updated_at": utcnow()})
+            if memories.held_by_review(who, mind, read):
+                raise memories.Held(read, changed)
+            return changed
         created = wanted.pop("created_at", None) or utcnow()
         return Memory(
             id=mem_id,
@@ -326,8 +336,8 @@ def _importer(who: Principal, mem_id: str, category: Category, key: str, given: 
     return make
 
 
-def _synapse_plan(space: Space, who: Principal, index: int, rec: SynapseRecord) -> Plan:
-    mem_id = nuggets.id_for(space, rec.category, rec.key)
+def _synapse_plan(mind: Mind, who: Principal, index: int, rec: SynapseRecord) -> Plan:
+    mem_id = nuggets.id_for(mind.space, rec.category, rec.key)
     given: dict[str, Any] = {
         "content": rec.content,
         "tags": rec.tags,
@@ -347,18 +357,19 @@ def _synapse_plan(space: Space, who: Principal, index: int, rec: SynapseRecord) 
     return Plan(
         index=index,
         mem_id=mem_id,
-        make=_importer(who, mem_id, rec.category, rec.key, given),
+        make=_importer(who, mind, mem_id, rec.category, rec.key, given),
         text=rec.content,
         version=version,
         history=history[: nuggets.HISTORY_KEPT],
+        key_id=who.key_id,
     )
 
 
-def _mem0_plan(space: Space, who: Principal, index: int, rec: Mem0Record) -> Plan:
+def _mem0_plan(mind: Mind, who: Principal, index: int, rec: Mem0Record) -> Plan:
     categories = rec.categories or []
     category = mem0_category(categories)
     key = mem0_key(rec.id)
-    mem_id = nuggets.id_for(space, category, key)
+    mem_id = nuggets.id_for(mind.space, category, key)
     given: dict[str, Any] = {
         "content": rec.memory,
         "tags": normalize_tags(categories)[:20],
@@ -369,5 +380,9 @@ def _mem0_plan(space: Space, who: Principal, index: int, rec: Mem0Record) -> Pla
     if rec.updated_at is not None:
         given["updated_at"] = rec.updated_at
     return Plan(
-        index=index, mem_id=mem_id, make=_importer(who, mem_id, category, key, given), text=rec.memory
+        index=index,
+        mem_id=mem_id,
+        make=_importer(who, mind, mem_id, category, key, given),
+        text=rec.memory,
+        key_id=who.key_id,
     )
