@@ -24,6 +24,7 @@ from synapse.core.models.base import iso, utcnow
 from synapse.core.observability import logger
 from synapse.services.account.auth import key_info
 from synapse.services.account.minds import out
+from synapse.services.account.privacy import summary_out
 from synapse.store.account import exports as store
 from synapse.store.account import users, webhooks
 from synapse.store.account.credentials import ApiKeyRecord, ProviderRecord
@@ -147,18 +148,7 @@ def _record(entry: users.Entry) -> dict[str, Any]:
             "created_at": iso(m.created_at),
         }
     if isinstance(entry, users.SummaryEntry):
-        chunk = entry.summary
-        return {
-            "type": "summary",
-            "mind_id": entry.mind_id,
-            "session_id": entry.session_id,
-            "chunk_id": chunk.chunk_id,
-            "summary": chunk.summary,
-            "msg_count": chunk.msg_count,
-            "created_at": iso(chunk.created_at),
-            "first_message_at": iso(chunk.first_message_at) if chunk.first_message_at else None,
-            "last_message_at": iso(chunk.last_message_at) if chunk.last_message_at else None,
-        }
+        return {"type": "summary", **summary_out(entry.mind_id, entry.session_id, entry.summary)}
     if isinstance(entry, users.SessionEntry):
         return {
             "type": "session",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from synapse.core.models.account import ExportOut, ProviderInfo
 from synapse.core.models.base import iso
 from synapse.services.account.auth import key_info
 from synapse.services.account.minds import out
 from synapse.store.account import users
+from synapse.store.conversations import Summary
 from synapse.store.keys import DEFAULT_MIND
 
 
@@ -21,19 +24,7 @@ def export(user_id: str) -> ExportOut:
         identities=data.identity,
         # each mind with its settings (timezone, review_agent_changes)
         minds=[out(m) for m in sorted(data.minds, key=lambda m: (m.created_at, m.mind_id))],
-        summaries=[
-            {
-                "mind_id": mind_id,
-                "session_id": session_id,
-                "chunk_id": chunk.chunk_id,
-                "summary": chunk.summary,
-                "msg_count": chunk.msg_count,
-                "created_at": iso(chunk.created_at),
-                "first_message_at": iso(chunk.first_message_at) if chunk.first_message_at else None,
-                "last_message_at": iso(chunk.last_message_at) if chunk.last_message_at else None,
-            }
-            for mind_id, session_id, chunk in data.summaries
-        ],
+        summaries=[summary_out(mind_id, session_id, chunk) for mind_id, session_id, chunk in data.summaries],
         sessions=[
             {
                 "mind_id": s.mind_id,
@@ -52,6 +43,20 @@ def export(user_id: str) -> ExportOut:
             ProviderInfo(provider=p.provider, hint=p.hint, updated_at=p.updated_at) for p in data.providers
         ],
     )
+
+
+def summary_out(mind_id: str, session_id: str, chunk: Summary) -> dict[str, Any]:
+    """A summary chunk as the exports show it (with its mind: one session name may be in several)."""
+    return {
+        "mind_id": mind_id,
+        "session_id": session_id,
+        "chunk_id": chunk.chunk_id,
+        "summary": chunk.summary,
+        "msg_count": chunk.msg_count,
+        "created_at": iso(chunk.created_at),
+        "first_message_at": iso(chunk.first_message_at) if chunk.first_message_at else None,
+        "last_message_at": iso(chunk.last_message_at) if chunk.last_message_at else None,
+    }
 
 
 def delete(user_id: str) -> int:
