@@ -763,6 +763,36 @@ def test_while_an_export_is_prepared_a_second_click_starts_nothing(
     assert len(posts) == 1
 
 
+def test_an_export_past_five_minutes_stops_being_asked_after_and_can_be_waited_for_again(
+    sign_in: Callable[..., Page], page: Page
+) -> None:
+    # Given an export that stays pending, and the page's clock under the test's hand
+    page.clock.install()
+    sign_in()
+    pending = _fixed({"status": "pending"})
+    page.route(_exports, pending)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.method) if _exports(r.url) else None)
+    page.click(".tab[data-view=data]")
+    page.click("#export-start")
+    expect(page.locator("#export-status .export-pending")).to_contain_text("s)")
+    # When five minutes have gone by
+    page.clock.fast_forward("05:00")
+    # Then the page stops asking, says so in words, and the button is on again
+    slow = page.locator("#export-status .export-slow")
+    expect(slow).to_contain_text("still being prepared after 5 minutes")
+    expect(page.locator("#export-start")).to_be_enabled()
+    polls = len(asked)
+    page.clock.fast_forward("00:10")
+    page.wait_for_timeout(300)
+    assert len(asked) == polls
+    # When it is pressed again (and the server has the file by then)
+    page.unroute(_exports, pending)
+    page.click("#export-start")
+    # Then the download is offered
+    expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+
+
 def test_a_failed_export_is_said_in_words_and_can_be_tried_again(sign_in: Callable[..., Page]) -> None:
     # Given an export that the server could not write
     page = sign_in()
