@@ -1,6 +1,6 @@
 """The memory console in a real browser (Debian's chromium, driven by Playwright) against the local
-server: sign in, list, verify, edit, history and restore, keys, errors in words, text stays text,
-a phone-sized screen.
+server: sign in, list, verify, edit, history and restore, keys, export everything, errors in words,
+text stays text, a phone-sized screen.
 
 One browser for the module; each test has its own context (its own sessionStorage). Every change made
 through the page is checked through the API. Screenshots of the main views go to $CONSOLE_SCREENSHOTS
@@ -1042,6 +1042,11 @@ def test_a_phone_screen_has_no_horizontal_scroll(
         page.click(".tab[data-view=keys]")
         expect(page.locator("#key-form")).to_be_visible()
         assert width() <= 390
+        # Your data, with an export ready (its link, size, records and expiry)
+        page.click(".tab[data-view=data]")
+        page.click("#export-start")
+        expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+        assert width() <= 390
     finally:
         ctx.close()
 
@@ -1091,6 +1096,10 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         expect(page.locator("#new-key")).to_be_visible()
         expect(page.locator("li.key")).to_have_count(3)
         page.screenshot(path=str(shots / "keys.png"), full_page=True)
+        page.click(".tab[data-view=data]")
+        page.click("#export-start")
+        expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+        page.screenshot(path=str(shots / "data.png"))
     finally:
         ctx.close()
     phone = browser.new_context(
@@ -1105,5 +1114,5 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         page.screenshot(path=str(shots / "phone.png"))
     finally:
         phone.close()
-    for name in ("list", "history", "review", "keys", "phone"):
+    for name in ("list", "history", "review", "keys", "data", "phone"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
