@@ -1,6 +1,6 @@
 """The memory console in a real browser (Debian's chromium, driven by Playwright) against the local
-server: sign in, list, verify, edit, history and restore, keys, errors in words, text stays text,
-a phone-sized screen.
+server: sign in, list, verify, edit, history and restore, keys, export everything, errors in words,
+text stays text, a phone-sized screen.
 
 One browser for the module; each test has its own context (its own sessionStorage). Every change made
 through the page is checked through the API. Screenshots of the main views go to $CONSOLE_SCREENSHOTS
@@ -51,7 +51,7 @@ def _unavailable(why: str) -> None:
 
 
 try:
-    from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
+    from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect, sync_playwright
 except ImportError:  # pragma: no cover - make test installs it (the dev group)
     sync_playwright = None  # type: ignore[assignment]
 
@@ -642,6 +642,176 @@ def test_one_session_name_in_two_minds_is_two_sessions(sign_in: Callable[..., Pa
         expect(entry.locator(".summaries .content")).to_have_text([said[mind]])
 
 
+def test_an_account_too_large_for_one_answer_points_to_the_export(sign_in: Callable[..., Page]) -> None:
+    # Given an account past what one answer of GET /me/export carries (the API's own 413)
+    page = sign_in()
+    page.route(
+        lambda url: url.endswith("/me/export"),
+        _answer(413, "payload_too_large", "The export is larger than one response carries."),
+    )
+    # When the Sessions tab is opened
+    page.click(".tab[data-view=sessions]")
+    # Then it says so in words and points to the export, instead of a generic error
+    said = page.locator("#sessions .too-large")
+    expect(said).to_contain_text("Your account is too large to list its sessions here")
+    expect(said).to_contain_text("Export everything")
+    expect(page.locator("#notice")).to_be_hidden()
+    # And its button leads to Your data
+    said.locator("button.to-data").click()
+    expect(page.locator("#view-data")).to_be_visible()
+    expect(page.locator(".tab[data-view=data]")).to_have_attribute("aria-current", "page")
+    expect(page.locator("#export-start")).to_be_enabled()
+
+
+# ---------------------------------------------------------------- your data: export everything
+
+
+def _fixed(answer: dict[str, Any]) -> Callable[[Route], None]:
+    def handler(route: Route) -> None:
+        route.fulfill(status=200, headers={"content-type": "application/json"}, body=json.dumps(answer))
+
+    return handler
+
+
+def _exports(url: str) -> bool:
+    """GET /me/exports/{id}: an export's state."""
+    return "/me/exports/" in url
+
+
+def test_export_everything_to_a_working_download(sign_in: Callable[..., Page], user: Any) -> None:
+    # Given the module's user, one of whose memories is in Thai
+    sub, _, seeded = user
+    page = sign_in()
+    asked: list[tuple[str, str]] = []
+    page.on("request", lambda r: asked.append((r.method, r.url)) if "/me/exports" in r.url else None)
+    # When "Export everything" is pressed on Your data
+    page.click(".tab[data-view=data]")
+    page.click("#export-start")
+    # Then the page says it is preparing the export, then offers a plain download link
+    link = page.locator("#export-status a.download")
+    expect(link).to_be_visible(timeout=120_000)
+    expect(page.locator("#export-status")).to_contain_text("Your export is ready")
+    expect(page.locator("#export-start")).to_be_enabled()
+    assert [m for m, _ in asked].count("POST") == 1 and ("GET" in [m for m, _ in asked])
+    expect(link).to_have_attribute("download", re.compile(r"^synapse-export-[0-9a-f]{32}\.jsonl$"))
+    # with the file's size in words, its record count and when the link stops working
+    size = page.locator(".export-size")
+    expect(size).to_have_text(re.compile(r"^\d+(\.\d)? (bytes|KB|MB)$"))
+    exact = int((size.get_attribute("title") or "").replace(",", "").removesuffix(" bytes"))
+    expect(page.locator(".export-records")).to_have_text(re.compile(r"^[\d,]+ records$"))
+    records = int((page.locator(".export-records").text_content() or "").split()[0].replace(",", ""))
+    expect(page.locator(".export-expires time")).to_have_attribute(
+        "datetime", re.compile(r"^\d{4}-\d\d-\d\dT")
+    )
+    # And the link downloads the file with no token: its first line is the export's header, a memory
+    # of the user's is in it, and its size and records are the ones shown
+    href = link.get_attribute("href") or ""
+    download = requests.get(href, timeout=60)
+    assert download.status_code == 200, download.text[:200]
+    lines = [json.loads(line) for line in download.content.decode("utf-8").splitlines()]
+    assert lines[0]["format"] == "synapse-export" and lines[0]["user_id"] == sub
+    assert any(
+        line.get("type") == "memory" and line["content"] == seeded["coffee"]["content"] for line in lines[1:]
+    )
+    assert (len(download.content), len(lines) - 1) == (exact, records)
+    # And a click in the browser downloads the same file, no Authorization header sent with it, and the
+    # console stays where it was
+    sent: list[Request] = []
+    page.on("request", lambda r: sent.append(r) if r.url == href else None)
+    with page.expect_download() as started:
+        link.click()
+    assert Path(started.value.path()).read_bytes() == download.content
+    assert sent and all("authorization" not in r.all_headers() for r in sent)
+    assert page.url.endswith("/console")
+    expect(page.locator("#export-status a.download")).to_be_visible()
+
+
+def test_while_an_export_is_prepared_a_second_click_starts_nothing(
+    sign_in: Callable[..., Page],
+) -> None:
+    # Given an export the server is still preparing (its state answered "pending" for now)
+    page = sign_in()
+    posts: list[str] = []
+    page.on(
+        "request", lambda r: posts.append(r.url) if r.method == "POST" and "/me/exports" in r.url else None
+    )
+    pending = _fixed({"status": "pending"})
+    page.route(_exports, pending)
+    page.click(".tab[data-view=data]")
+    page.click("#export-start")
+    # Then the page says so, and the button is off
+    expect(page.locator("#export-status .export-pending")).to_contain_text("Preparing your export…")
+    button = page.locator("#export-start")
+    expect(button).to_be_disabled()
+    expect(page.locator("#export-status .export-pending")).to_contain_text("s)")  # it polled again
+    # When it is clicked again anyway: forced, and with the button turned on by a script
+    button.click(force=True)
+    page.evaluate("document.getElementById('export-start').disabled = false")
+    button.click()
+    # and the tab is left and opened again
+    page.click(".tab[data-view=memories]")
+    page.click(".tab[data-view=data]")
+    # Then the same export is still being prepared (the button off again), and no second one was asked for
+    expect(page.locator("#export-status .export-pending")).to_be_visible()
+    expect(button).to_be_disabled()
+    assert len(posts) == 1
+    # When the server has written it
+    page.unroute(_exports, pending)
+    # Then the download is offered, and the button is on again
+    expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+    expect(button).to_be_enabled()
+    assert len(posts) == 1
+
+
+def test_an_export_past_five_minutes_stops_being_asked_after_and_can_be_waited_for_again(
+    sign_in: Callable[..., Page], page: Page
+) -> None:
+    # Given an export that stays pending, and the page's clock under the test's hand
+    page.clock.install()
+    sign_in()
+    pending = _fixed({"status": "pending"})
+    page.route(_exports, pending)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.method) if _exports(r.url) else None)
+    page.click(".tab[data-view=data]")
+    page.click("#export-start")
+    expect(page.locator("#export-status .export-pending")).to_contain_text("s)")
+    # When five minutes have gone by
+    page.clock.fast_forward("05:00")
+    # Then the page stops asking, says so in words, and the button is on again
+    slow = page.locator("#export-status .export-slow")
+    expect(slow).to_contain_text("still being prepared after 5 minutes")
+    expect(page.locator("#export-start")).to_be_enabled()
+    polls = len(asked)
+    page.clock.fast_forward("00:10")
+    page.wait_for_timeout(300)
+    assert len(asked) == polls
+    # When it is pressed again (and the server has the file by then)
+    page.unroute(_exports, pending)
+    page.click("#export-start")
+    # Then the download is offered
+    expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+
+
+def test_a_failed_export_is_said_in_words_and_can_be_tried_again(sign_in: Callable[..., Page]) -> None:
+    # Given an export that the server could not write
+    page = sign_in()
+    failed = _fixed({"status": "failed"})
+    page.route(_exports, failed)
+    page.click(".tab[data-view=data]")
+    page.click("#export-start")
+    # Then the page says it failed, in words, and offers to try again
+    said = page.locator("#export-status .export-failed")
+    expect(said).to_contain_text("Your export could not be prepared")
+    expect(page.locator("#export-status a.download")).to_have_count(0)
+    # When it is tried again (and the server writes it this time)
+    page.unroute(_exports, failed)
+    said.locator("button.export-retry").click()
+    # Then the download is offered
+    expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+    expect(page.locator("#export-status .export-failed")).to_have_count(0)
+
+
 # ---------------------------------------------------------------- keys
 
 
@@ -872,6 +1042,11 @@ def test_a_phone_screen_has_no_horizontal_scroll(
         page.click(".tab[data-view=keys]")
         expect(page.locator("#key-form")).to_be_visible()
         assert width() <= 390
+        # Your data, with an export ready (its link, size, records and expiry)
+        page.click(".tab[data-view=data]")
+        page.click("#export-start")
+        expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+        assert width() <= 390
     finally:
         ctx.close()
 
@@ -921,6 +1096,10 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         expect(page.locator("#new-key")).to_be_visible()
         expect(page.locator("li.key")).to_have_count(3)
         page.screenshot(path=str(shots / "keys.png"), full_page=True)
+        page.click(".tab[data-view=data]")
+        page.click("#export-start")
+        expect(page.locator("#export-status a.download")).to_be_visible(timeout=120_000)
+        page.screenshot(path=str(shots / "data.png"))
     finally:
         ctx.close()
     phone = browser.new_context(
@@ -935,5 +1114,5 @@ def test_screenshots_of_the_main_views(browser: Browser, local_server: LocalServ
         page.screenshot(path=str(shots / "phone.png"))
     finally:
         phone.close()
-    for name in ("list", "history", "review", "keys", "phone"):
+    for name in ("list", "history", "review", "keys", "data", "phone"):
         assert (shots / f"{name}.png").stat().st_size > 10_000

@@ -22,6 +22,7 @@ const state = {
   feed: null, // the list's paging: {stages, index, cursor, done}
   history: null, // the memory whose history is shown
   busy: false,
+  exporting: null, // the export being prepared: {id, since, timer}, or null
 };
 
 const $ = (id) => document.getElementById(id);
@@ -258,6 +259,8 @@ function tokenFromFragment() {
 }
 
 function signOut(message) {
+  stopExport();
+  resetExportView();
   state.token = null;
   state.claims = null;
   try {
@@ -391,7 +394,7 @@ function show(view) {
       tab.setAttribute("aria-current", "page");
     } else tab.removeAttribute("aria-current");
   }
-  for (const name of ["memories", "history", "review", "sessions", "keys", "settings", "providers", "webhooks"]) {
+  for (const name of ["memories", "history", "review", "sessions", "keys", "settings", "providers", "webhooks", "data"]) {
     $(`view-${name}`).hidden = name !== view;
   }
   clearNotice();
@@ -960,7 +963,27 @@ async function saveProvider(form) {
 
 async function loadSessions() {
   $("sessions").replaceChildren(el("li", { class: "status", text: "Loading…" }));
-  const data = await call("GET", "/me/export");
+  let data;
+  try {
+    data = await call("GET", "/me/export");
+  } catch (err) {
+    // past what one answer carries (~5 MB): the list cannot be had here, the export file has it all
+    if (!(err instanceof ApiError && err.status === 413)) throw err;
+    $("sessions").replaceChildren(
+      el(
+        "li",
+        { class: "status too-large" },
+        el("p", {
+          text:
+            "Your account is too large to list its sessions here: everything stored for you is more than " +
+            "one answer of the API can carry. Export everything (in Your data) to get every session, " +
+            "with its messages and summaries, in one file.",
+        }),
+        el("button", { type: "button", class: "quiet to-data", text: "Go to Your data", onclick: () => show("data") }),
+      ),
+    );
+    return;
+  }
   const summaries = data.summaries || [];
   const sessions = data.sessions || [];
   if (!sessions.length) {
@@ -1008,8 +1031,6 @@ async function lookupSummaries(sessionId) {
       : [el("li", { class: "status", text: `No summaries of “${sessionId}” in this mind.` })]),
   );
 }
-
-// ---------------------------------------------------------------- API keys
 
 // ---------------------------------------------------------------- webhooks
 
@@ -1153,6 +1174,157 @@ async function createKey(form) {
   await loadKeys();
 }
 
+// ---------------------------------------------------------------- your data: export everything
+
+const EXPORT_POLL_MS = 1000;
+const EXPORT_PATIENCE_MS = 5 * 60 * 1000; // then stop asking (the export goes on; asking again resumes it)
+
+// 1234567 -> "1.2 MB" (decimal units, as file managers say them)
+function fileSize(n) {
+  const units = ["KB", "MB", "GB", "TB"];
+  if (!(n >= 1000)) return `${n} byte${n === 1 ? "" : "s"}`;
+  let value = n;
+  let unit = "bytes";
+  for (const next of units) {
+    if (value < 1000) break;
+    value /= 1000;
+    unit = next;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${unit}`;
+}
+
+function exportStatus(...children) {
+  $("export-status").replaceChildren(...children);
+}
+
+function resetExportView() {
+  $("export-start").disabled = false;
+  $("export-start").removeAttribute("aria-busy");
+  exportStatus();
+}
+
+function stopExport() {
+  if (state.exporting && state.exporting.timer) clearTimeout(state.exporting.timer);
+  state.exporting = null;
+}
+
+// POST /me/exports, then GET /me/exports/{id} every second until it is ready or failed. One at a time:
+// while one is prepared the button is off, and a click that gets through anyway does nothing (the
+// server would answer the same export too).
+async function startExport() {
+  if (state.exporting) return;
+  const button = $("export-start");
+  state.exporting = { id: null, since: Date.now(), timer: null };
+  const mine = state.exporting;
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  exportStatus(el("p", { class: "export-pending", text: "Preparing your export…" }));
+  try {
+    const started = await call("POST", "/me/exports");
+    if (state.exporting !== mine) return; // signed out meanwhile
+    mine.id = started.export_id;
+    await pollExport(mine);
+  } catch (err) {
+    if (state.exporting === mine) {
+      stopExport();
+      resetExportView();
+    }
+    fail(err);
+  }
+}
+
+async function pollExport(mine) {
+  const job = await call("GET", `/me/exports/${encodeURIComponent(mine.id)}`);
+  if (state.exporting !== mine) return;
+  const waited = Date.now() - mine.since;
+  if (job.status === "pending") {
+    if (waited >= EXPORT_PATIENCE_MS) {
+      stopExport();
+      resetExportView();
+      exportStatus(
+        el("p", {
+          class: "export-slow",
+          text:
+            `Your export is still being prepared after ${Math.round(waited / 60000)} minutes (a large account takes longer). ` +
+            "Press Export everything again to keep waiting for it: the same export goes on, nothing starts twice.",
+        }),
+      );
+      return;
+    }
+    $("export-start").disabled = true; // (still one export at a time, whatever happened to the button)
+    exportStatus(
+      el("p", { class: "export-pending", text: `Preparing your export… (${Math.round(waited / 1000)} s)` }),
+    );
+    mine.timer = setTimeout(() => {
+      pollExport(mine).catch((err) => {
+        if (state.exporting !== mine) return;
+        stopExport();
+        resetExportView();
+        fail(err);
+      });
+    }, EXPORT_POLL_MS);
+    return;
+  }
+  stopExport();
+  resetExportView();
+  if (job.status === "ready" && safeDownload(job.url)) exportReady(mine.id, job);
+  else exportFailed();
+}
+
+// the presigned URL is followed as a plain link: http(s) only (never javascript: or data:)
+function safeDownload(url) {
+  try {
+    return ["https:", "http:"].includes(new URL(url).protocol);
+  } catch (err) {
+    return false;
+  }
+}
+
+function exportReady(id, job) {
+  const records = Number(job.records || 0);
+  exportStatus(
+    el(
+      "div",
+      { class: "export-ready" },
+      el("p", { text: "Your export is ready." }),
+      // a plain link: the URL is signed by itself, no Authorization header goes with it
+      el("a", {
+        class: "download",
+        href: job.url,
+        download: `synapse-export-${id}.jsonl`,
+        rel: "noopener noreferrer",
+        text: "Download your export",
+      }),
+      el(
+        "p",
+        { class: "meta" },
+        el("span", { class: "export-size", title: `${Number(job.bytes).toLocaleString("en-US")} bytes`, text: fileSize(Number(job.bytes)) }),
+        " · ",
+        el("span", { class: "export-records", text: `${records.toLocaleString("en-US")} record${records === 1 ? "" : "s"}` }),
+        " · ",
+        el(
+          "span",
+          { class: "export-expires" },
+          "the link works until ",
+          el("time", { datetime: job.expires_at, text: when(job.expires_at) }),
+          " (after that, export again)",
+        ),
+      ),
+    ),
+  );
+}
+
+function exportFailed() {
+  exportStatus(
+    el(
+      "div",
+      { class: "export-failed" },
+      el("p", { text: "Your export could not be prepared. Nothing of yours was changed: try again." }),
+      el("button", { type: "button", class: "export-retry", text: "Try again", onclick: () => startExport() }),
+    ),
+  );
+}
+
 // ---------------------------------------------------------------- the mind's settings
 
 function fillTimezones() {
@@ -1231,6 +1403,7 @@ function wire() {
     act(event.submitter, () => lookupSummaries($("session-id").value.trim()));
   });
   $("consolidate").addEventListener("click", (event) => act(event.currentTarget, consolidate));
+  $("export-start").addEventListener("click", () => startExport());
   $("provider-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(event.submitter, () => saveProvider(event.currentTarget));
