@@ -8,12 +8,12 @@ import copy
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
-from typing import IO, Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import httpx
 
 from synapse_memory import _core
-from synapse_memory._core import UNSET, Call, ExportSource, MessageLike, RetryPolicy, Unset
+from synapse_memory._core import UNSET, BinaryOut, Call, ExportSource, MessageLike, RetryPolicy, Unset
 from synapse_memory.errors import SynapseError
 from synapse_memory.models import (
     ApiKey,
@@ -619,7 +619,7 @@ class AsyncSynapse:
         finally:
             await response.aclose()
 
-    async def download_export(self, source: ExportSource, out: IO[bytes]) -> int:
+    async def download_export(self, source: ExportSource, out: BinaryOut) -> int:
         """Stream the export file (a ready `ExportJob`, or its `url`) into `out`, a binary file, byte
         for byte; the number of bytes written. The URL is presigned storage: the request carries no
         token and none of the client's headers. `ExportDownloadError` for an error answer (403 once the

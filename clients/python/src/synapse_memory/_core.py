@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -802,6 +802,12 @@ FIRST_POLL: Final = 0.5
 _STORAGE_CODE = re.compile(r"<Code>([A-Za-z]{1,64})</Code>")
 
 ExportSource = str | ExportJob
+
+
+class BinaryOut(Protocol):
+    """Where `download_export` writes: a file opened "wb", `io.BytesIO`, `sys.stdout.buffer`."""
+
+    def write(self, data: bytes, /) -> object: ...
 
 
 def poll_waits(timeout: float, poll: float) -> tuple[float, float]:
