@@ -1,6 +1,6 @@
 """`synapse`: move memories in and out from the command line.
 
-    synapse export > mine.jsonl                      # JSON Lines: a header, then one record a line
+    synapse export > mine.jsonl                      # POST /me/exports, waited on, the file to stdout
     synapse import --format mem0 mem0.json           # batched, resumable, with a progress bar
     synapse import --format synapse mine.jsonl
     synapse import-chat conversations.json           # each conversation through ingest, with its times
