@@ -8,7 +8,7 @@
 // node:assert, not jsr:@std/assert: only the npm registry is reachable from the test machines
 import assert from "node:assert/strict";
 import { isProposal, jwtSubject, Synapse, SynapseError, verifyWebhook } from "./mod.ts";
-import type { Memory, ProposalAnswer, RecallOut } from "./mod.ts";
+import type { ExportJob, ExportStarted, Memory, ProposalAnswer, RecallOut } from "./mod.ts";
 
 const env = (name: string): string => {
   const value = Deno.env.get(name);
@@ -242,7 +242,7 @@ Deno.test("review: an agent's change of a verified memory awaits the person's ye
   await synapse.keys.delete(key.key_id);
 });
 
-Deno.test("keys, providers and export", async () => {
+Deno.test("keys, providers and export (GET /me/export)", async () => {
   const key = await synapse.keys.create({ name: "ts reader", scopes: ["memory:read"] });
   assert(key.key.startsWith("gts_live_"));
   const reader = new Synapse({ baseUrl, token: key.key });
@@ -258,6 +258,81 @@ Deno.test("keys, providers and export", async () => {
   assertEquals((await synapse.providers.list()).providers, []);
   const exported = await synapse.export();
   assert(exported.memories.length >= 1);
+});
+
+Deno.test("an export of any size: asked for, waited on, downloaded without the token", async () => {
+  const content = "ส่งออกทุกอย่าง\u2028ครบถ้วน";
+  written(await synapse.memories.create({ category: "fact", key: "ts_export", content }));
+  // a client whose every request is recorded, with a mind and a header of its own
+  const sent: { url: string; headers: Headers }[] = [];
+  const recorded = new Synapse({
+    baseUrl,
+    token: env("SYNAPSE_JWT"),
+    mindId: "default",
+    headers: { "x-team": "blue" },
+    fetch: (input, init) => {
+      sent.push({ url: String(input), headers: new Headers(init?.headers) });
+      return fetch(input, init);
+    },
+  });
+  const started: ExportStarted = await recorded.createExport();
+  assertEquals(started.status, "pending");
+  const seen: string[] = [];
+  const job: ExportJob = await recorded.waitExport(started.export_id, {
+    onStatus: (j) => seen.push(j.status),
+  });
+  assertEquals([seen.at(-1), job.status], ["ready", "ready"]);
+  const response = await recorded.downloadExport(job);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  assertEquals(bytes.length, job.bytes);
+  // JSON Lines: lines end at "\n" only (U+2028 stays inside a record's text)
+  const lines = new TextDecoder().decode(bytes).split("\n").filter((l) => l).map((l) =>
+    JSON.parse(l)
+  );
+  assertEquals(lines.length, (job.records ?? 0) + 1);
+  assertEquals([lines[0].format, lines[0].version, lines[0].user_id], [
+    "synapse-export",
+    1,
+    userId,
+  ]);
+  assert(lines.some((l) => l.type === "memory" && l.key === "ts_export" && l.content === content));
+  // the download went to the presigned URL with nothing of the API's; the API calls had the token
+  const download = sent.at(-1)!;
+  assertEquals(download.url, job.url);
+  for (const name of ["authorization", "x-mind-id", "x-team"]) {
+    assertEquals(download.headers.get(name), null, name);
+  }
+  assert(sent.slice(0, -1).every((r) => r.headers.get("authorization")?.startsWith("Bearer ")));
+
+  assertEquals((await failure(synapse.getExport("0".repeat(32)))).code, "not_found");
+  assertEquals((await failure(agent.createExport())).status, 403); // users only
+});
+
+Deno.test("waitExport: a failed export and a wait that runs out are SynapseErrors", async () => {
+  // stand-in servers: GET /me/exports/{id} answers these states in turn (the last one repeats)
+  const answering = (...states: string[]): Synapse =>
+    new Synapse({
+      baseUrl,
+      token: "t",
+      fetch: (() =>
+        Promise.resolve(
+          Response.json({ status: states.length > 1 ? states.shift() : states[0] }),
+        )) as typeof fetch,
+    });
+  const failed = await failure(answering("pending", "failed").waitExport("e1", { pollMs: 1 }));
+  assertEquals([failed.status, failed.code], [0, "export_failed"]);
+  const late = await failure(answering("pending").waitExport("e1", { maxWaitMs: 20, pollMs: 5 }));
+  assertEquals([late.status, late.code], [0, "export_timeout"]);
+  // the storage refusing a URL past its hour
+  const gone = new Synapse({
+    baseUrl,
+    token: "t",
+    fetch: (() => Promise.resolve(new Response("<Error/>", { status: 403 }))) as typeof fetch,
+  });
+  const expired = await failure(gone.downloadExport("http://127.0.0.1:1/file?X-Amz-Signature=s"));
+  assertEquals([expired.status, expired.code], [403, "download_failed"]);
+  assert(!expired.message.includes("X-Amz"));
+  await assert.rejects(gone.downloadExport({ status: "pending" }), TypeError);
 });
 
 Deno.test("webhooks: a receiver gets a signed delivery, and the changes feed lists the write", async () => {

@@ -12,6 +12,7 @@ export type {
   IngestOptions,
   SynapseOptions,
   Token,
+  WaitExportOptions,
 } from "./src/client.ts";
 export { parseRetryAfter, SynapseError } from "./src/errors.ts";
 export { isProposal } from "./src/types.ts";

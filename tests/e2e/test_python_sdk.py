@@ -7,6 +7,8 @@ its data.
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -364,6 +366,62 @@ def test_keys_providers_export_and_delete_me(local_server: LocalServer, user: tu
     assert export.identity is None or isinstance(export.identity, str)
     assert mem.delete_me() >= 1
     assert mem.list().memories == []
+
+
+def test_an_export_of_any_size_is_written_waited_on_and_downloaded(
+    local_server: LocalServer, user: tuple[str, Synapse]
+) -> None:
+    user_id, mem = user
+    # Given a user with a memory in Thai (a U+2028 inside it), a conversation and a second mind
+    mem.store("fact", "home_city", "อยู่เชียงใหม่\u2028ใกล้ดอยสุเทพ", tags=["บ้าน"])
+    mem.ingest(uid("s"), [{"role": "user", "content": "ผมชื่อสมชาย ทำงานเป็นพยาบาล"}])
+    mind = mem.create_mind("งาน")
+    mem.store("project", "ward", "Night shifts on ward 7", mind_id=mind.mind_id)
+    # When an export is asked for, waited on and downloaded
+    started = mem.create_export()
+    assert started.status == "pending" and len(started.export_id) == 32
+    seen: list[str] = []
+    ready = mem.wait_export(started.export_id, timeout=TIMEOUT, progress=lambda j: seen.append(j.status))
+    out = io.BytesIO()
+    written = mem.download_export(ready, out)
+    # Then the file is as big as the server says, a header line and then `records` records
+    assert seen[-1] == "ready" and ready.url and ready.expires_at is not None
+    data = out.getvalue()
+    assert written == len(data) == ready.bytes
+    assert data.endswith(b"\n") and data.count(b"\n") == (ready.records or 0) + 1
+    records = list(mem.iter_export(ready))
+    header = records[0]
+    assert (header["format"], header["version"], header["user_id"]) == ("synapse-export", 1, user_id)
+    memories = {r["key"]: r for r in records if r.get("type") == "memory"}
+    assert memories["home_city"]["content"] == "อยู่เชียงใหม่\u2028ใกล้ดอยสุเทพ"
+    assert memories["ward"]["mind_id"] == mind.mind_id and memories["home_city"]["history"] == []
+    assert {"mind", "memory", "session", "message"} <= {r.get("type") for r in records}
+    assert [json.loads(line) for line in data.split(b"\n") if line] == records
+    # And an unknown export is NotFound; an agent may not ask for one
+    with pytest.raises(NotFound):
+        mem.get_export(uuid.uuid4().hex)
+    with agent_of(local_server, mem, ["memory:read"]) as bot, pytest.raises(Forbidden):
+        bot.create_export()
+
+
+def test_the_async_client_exports_too(local_server: LocalServer) -> None:
+    user_id = uid("sdkx")
+
+    async def main() -> tuple[bytes, list[dict[str, object]]]:
+        async with AsyncSynapse(
+            local_server.url, token=local_server.make_jwt(user_id), timeout=TIMEOUT
+        ) as mem:
+            await mem.store("preference", "food", "ชอบข้าวซอย")
+            started = await mem.create_export()
+            ready = await mem.wait_export(started.export_id, timeout=TIMEOUT)
+            out = io.BytesIO()
+            await mem.download_export(ready, out)
+            return out.getvalue(), [r async for r in mem.iter_export(ready.url or "")]
+
+    data, records = asyncio.run(main())
+    assert records[0]["user_id"] == user_id
+    assert [(r["key"], r["content"]) for r in records if r.get("type") == "memory"] == [("food", "ชอบข้าวซอย")]
+    assert "ชอบข้าวซอย".encode() in data
 
 
 def test_errors_map_to_their_exceptions(local_server: LocalServer, user: tuple[str, Synapse]) -> None:

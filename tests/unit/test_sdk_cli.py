@@ -1,5 +1,6 @@
 """The SDK's command line (clients/python/src/synapse_memory/cli.py) with a stand-in client: files
-read in every shape, imports batched and resumed, chats replayed with their times, the export's lines.
+read in every shape, imports batched and resumed, chats replayed with their times, the export's lines;
+`synapse export` over MockTransport (POST /me/exports, and GET /me/export on an older server).
 
 The module is loaded from the source tree (the shared venv holds the SDK as built from main)."""
 
@@ -8,11 +9,15 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
+
+from synapse_memory import Synapse
 
 ROOT = Path(__file__).resolve().parents[2]
 MEM0_FILE = ROOT / "tests" / "data" / "mem0_get_all.json"
@@ -147,3 +152,154 @@ def test_a_request_stays_under_the_body_limit() -> None:
     assert len(cli._chunk(records, 0, 100)) == 6
     assert len(cli._chunk([{"memory": "y" * 300_000}], 0, 100)) == 1
     assert len(cli._chunk(records, 18, 100)) == 2
+
+
+# --- synapse export: POST /me/exports, waited on, the file streamed to stdout ---------------------
+
+API = "http://synapse.test"
+FILE_URL = "http://127.0.0.1:5999/bucket/exports/alice/e1.jsonl?X-Amz-Signature=f00d"
+EXPORT_LINES: list[dict[str, Any]] = [
+    {"format": "synapse-export", "version": 1, "user_id": "alice", "created_at": "2026-12-02T10:00:00Z"},
+    {"type": "mind", "mind_id": "m_aaaaaaaaaaaa", "name": "งาน", "identity": None},
+    {"type": "memory", "category": "fact", "key": "home", "content": "อยู่เชียงใหม่\u2028ครับ", "history": []},
+    {"type": "session", "mind_id": "default", "session_id": "s1", "msg_count": 1, "chunks": 0},
+    {"type": "message", "mind_id": "default", "session_id": "s1", "seq": 1, "role": "user", "content": "สวัสดี"},
+    {"type": "summary", "mind_id": "default", "session_id": "s1", "chunk_id": "c1", "summary": "ทักทาย"},
+    {"type": "key", "key_id": "k1", "name": "bot", "hint": "gts_live_…abcd"},
+    {"type": "memory", "category": "preference", "key": "food", "content": "ชอบข้าวซอย", "history": []},
+]  # fmt: skip
+EXPORT_FILE = b"".join(
+    json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for r in EXPORT_LINES
+)
+ALICE_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl"  # {"sub": "alice"}
+
+
+class ExportServer:
+    """POST /me/exports (or 404, an older server), GET /me/exports/e1 answering `statuses` in turn,
+    GET /me/export, and the file at FILE_URL; every request kept."""
+
+    def __init__(self, *statuses: str, old: bool = False) -> None:
+        self.statuses, self.old, self.looks = list(statuses) or ["ready"], old, 0
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        route = (request.method, request.url.path)
+        if request.url.host == "127.0.0.1":
+            return httpx.Response(200, content=EXPORT_FILE)
+        if route == ("POST", "/me/exports") and not self.old:
+            return httpx.Response(202, json={"export_id": "e1", "status": "pending"})
+        if route == ("GET", "/me/exports/e1"):
+            self.looks += 1
+            status = self.statuses[min(self.looks, len(self.statuses)) - 1]
+            ready = {"url": FILE_URL, "bytes": len(EXPORT_FILE), "records": 7} if status == "ready" else {}
+            return httpx.Response(200, json={"status": status, **ready})
+        if route == ("GET", "/me/export"):
+            return httpx.Response(
+                200, json={"memories": [], "identity": None, "summaries": [], "sessions": []}
+            )
+        return httpx.Response(404, json={"message": "Not Found"})  # API Gateway's own 404
+
+
+@pytest.fixture
+def export_server(monkeypatch: pytest.MonkeyPatch) -> Callable[..., ExportServer]:
+    """The command line's client talks to an ExportServer; the waits between looks are not slept."""
+    monkeypatch.setattr("synapse_memory._sync.time.sleep", lambda seconds: None)
+
+    def make(*statuses: str, old: bool = False) -> ExportServer:
+        server = ExportServer(*statuses, old=old)
+        transport = httpx.MockTransport(server)
+        monkeypatch.setattr(cli, "Synapse", lambda url, **kw: Synapse(url, transport=transport, **kw))
+        return server
+
+    return make
+
+
+def run_cli(*args: str) -> tuple[int, bytes, str]:
+    """`synapse --url API --token ALICE_JWT <args>`: its exit code, stdout's bytes and stderr."""
+    out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
+    code = cli.main(["--url", API, "--token", ALICE_JWT, *args], out=out, err=err)
+    out.flush()
+    buffer = out.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return code, buffer.getvalue(), err.getvalue()
+
+
+def test_export_asks_for_the_file_waits_for_it_and_writes_it_to_stdout_byte_for_byte(
+    export_server: Callable[..., ExportServer],
+) -> None:
+    # Given a server that writes the export while it is looked at twice
+    server = export_server("pending", "pending", "ready")
+    # When `synapse export` runs
+    code, stdout, stderr = run_cli("export")
+    # Then stdout is the file exactly as stored, and stderr tells the wait, once a state
+    assert code == 0 and stdout == EXPORT_FILE
+    assert stderr.count("export: pending") == 1 and "export: ready, 7 records" in stderr
+    assert f"export: {len(EXPORT_FILE)} bytes written" in stderr
+    # And the API got POST /me/exports and its looks with the token, the storage neither token nor mind
+    calls = [(r.method, r.url.host, r.url.path) for r in server.requests]
+    assert calls[0] == ("POST", "synapse.test", "/me/exports") and calls[-1][1] == "127.0.0.1"
+    assert "GET /me/export" not in stderr and ("GET", "synapse.test", "/me/export") not in calls
+    assert "authorization" not in server.requests[-1].headers
+    assert all(r.headers["authorization"] == f"Bearer {ALICE_JWT}" for r in server.requests[:-1])
+
+
+def test_export_on_an_older_server_falls_back_to_get_me_export(
+    export_server: Callable[..., ExportServer],
+) -> None:
+    # Given a server that answers 404 for POST /me/exports (it has no such route)
+    server = export_server(old=True)
+    # When `synapse export` runs
+    code, stdout, stderr = run_cli("export")
+    # Then it asks GET /me/export and writes its answer as the export's JSON Lines
+    assert code == 0, stderr
+    assert [(r.method, r.url.path) for r in server.requests] == [
+        ("POST", "/me/exports"),
+        ("GET", "/me/export"),
+    ]
+    lines = [json.loads(line) for line in stdout.decode().splitlines()]
+    assert lines[0]["format"] == "synapse-export" and lines[0]["user_id"] == "alice" and len(lines) == 1
+    assert "older" in stderr
+
+
+def test_a_failed_or_unfinished_export_is_exit_1_with_the_reason(
+    export_server: Callable[..., ExportServer],
+) -> None:
+    export_server("pending", "failed")
+    code, stdout, stderr = run_cli("export")
+    assert (code, stdout) == (1, b"") and "export_failed" in stderr
+    export_server("pending")
+    code, stdout, stderr = run_cli("export", "--timeout", "0")
+    assert (code, stdout) == (1, b"") and "export_timeout" in stderr
+
+
+def test_an_export_file_imports_its_memory_lines_only_and_the_rest_count_as_skipped(tmp_path: Path) -> None:
+    # Given an export file: a header, two memories (one with U+2028 in its text) and five other records
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(EXPORT_FILE)
+    client = FakeClient()
+    # When it is imported
+    totals = cli.run_import(client, path, "synapse", err=io.StringIO())
+    # Then only the memories are sent, whole; the other records count as skipped, the header as nothing
+    [(fmt, sent)] = client.imports
+    assert fmt == "synapse" and [r["key"] for r in sent] == ["home", "food"]
+    assert sent[0]["content"] == "อยู่เชียงใหม่\u2028ครับ"
+    assert totals == {"imported": 2, "updated": 0, "skipped": 5, "errors": []}
+
+
+def test_an_import_error_names_the_records_place_in_the_file(tmp_path: Path) -> None:
+    class Refusing(FakeClient):
+        def import_records(self, fmt: str, records: list[Any]) -> dict[str, Any]:
+            self.imports.append((fmt, records))
+            return {
+                "imported": 0,
+                "updated": 0,
+                "skipped": 0,
+                "errors": [{"index": len(records) - 1, "error": {}}],
+            }
+
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(EXPORT_FILE)
+    totals = cli.run_import(Refusing(), path, "synapse", batch=1, err=io.StringIO())
+    # the second memory is the file's eighth line (index 7)
+    assert [e["index"] for e in totals["errors"]] == [2, 7]

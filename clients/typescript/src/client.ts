@@ -7,6 +7,8 @@ import type {
   BodyOf,
   Consolidated,
   ContextIn,
+  ExportJob,
+  ExportStarted,
   ImportIn,
   ImportOut,
   IngestIn,
@@ -60,6 +62,22 @@ export interface IngestOptions extends CallOptions {
   /** The same key within an hour is the same ingest (a retry). Default: a new random key per call. */
   idempotencyKey?: string;
 }
+
+export interface WaitExportOptions extends CallOptions {
+  /**
+   * Give up after this many milliseconds (default 1 200 000: 20 minutes; past its writer's 16 the
+   * server itself answers `failed`). Then the export goes on: wait for the same id again.
+   */
+  maxWaitMs?: number;
+  /** The longest pause between two looks, in ms (default 5000); they start at 500 ms and double. */
+  pollMs?: number;
+  /** Called with every answer while waiting (e.g. to show progress). */
+  onStatus?: (job: ExportJob) => void;
+}
+
+const EXPORT_WAIT_MS = 1_200_000;
+const EXPORT_POLL_MS = 5_000;
+const FIRST_POLL_MS = 500;
 
 interface Request {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -432,9 +450,111 @@ export class Synapse {
       }, o),
   };
 
-  /** Everything stored for the user, every mind (GET /me/export). */
+  /**
+   * Everything stored for the user, every mind, in one answer (GET /me/export): small accounts; past
+   * what one answer carries it is 413 `payload_too_large`: use `createExport`.
+   */
   export(o?: CallOptions): Promise<AnswerOf<"/me/export", "get">> {
     return this.#call({ method: "GET", path: "/me/export", retry: true }, o);
+  }
+
+  // ------------------------------------------------------------------ exports of any size (users only)
+
+  /**
+   * Ask for an export (POST /me/exports): the server writes everything of the user to a JSON Lines
+   * file in the background; `export_id` is what `getExport` / `waitExport` take. Asked again while
+   * one is being written, the answer is that export (so a retry is harmless).
+   */
+  createExport(o?: CallOptions): Promise<ExportStarted> {
+    return this.#call({ method: "POST", path: "/me/exports", retry: true }, o);
+  }
+
+  /**
+   * An export's state (GET /me/exports/{exportId}): `pending`, `ready` (with `url`, good for an hour
+   * from this answer, `bytes`, `records`, `expires_at`) or `failed`. 404 `not_found` past 24 hours.
+   */
+  getExport(exportId: string, o?: CallOptions): Promise<ExportJob> {
+    return this.#call({ method: "GET", path: `/me/exports/${segment(exportId)}`, retry: true }, o);
+  }
+
+  /**
+   * `getExport` until the export is ready: the ready job. Throws a `SynapseError` with code
+   * `export_failed` when the server could not write it (ask again), or `export_timeout` after
+   * `maxWaitMs` (both with status 0: no error answer, the export's state).
+   */
+  async waitExport(exportId: string, o: WaitExportOptions = {}): Promise<ExportJob> {
+    const maxWaitMs = o.maxWaitMs ?? EXPORT_WAIT_MS;
+    const pollMs = o.pollMs ?? EXPORT_POLL_MS;
+    if (!(maxWaitMs >= 0) || !(pollMs > 0)) {
+      throw new RangeError("Synapse.waitExport: maxWaitMs must be >= 0 and pollMs > 0");
+    }
+    const deadline = Date.now() + maxWaitMs;
+    let wait = Math.min(FIRST_POLL_MS, pollMs);
+    for (;;) {
+      const job = await this.getExport(exportId, o);
+      o.onStatus?.(job);
+      if (job.status === "ready") return job;
+      if (job.status === "failed") {
+        throw new SynapseError({
+          status: 0,
+          code: "export_failed",
+          message: "The server could not write the export; ask for a new one (createExport).",
+        });
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new SynapseError({
+          status: 0,
+          code: "export_timeout",
+          message: `The export is still ${job.status} after ${maxWaitMs} ms; wait for it again.`,
+        });
+      }
+      await sleep(Math.min(wait, left), o.signal);
+      wait = Math.min(wait * 2, pollMs);
+    }
+  }
+
+  /**
+   * The export file (a ready job, or its `url`) as a streamed `Response` (`.body`, `.text()`, …).
+   * The URL is presigned storage: the request carries no token and none of the client's headers.
+   * An error answer throws a `SynapseError` with code `download_failed` and the storage's status
+   * (403 once the URL is past its hour: `getExport` gives a new one; 404 once the file is gone).
+   */
+  async downloadExport(
+    source: ExportJob | string,
+    o: { signal?: AbortSignal } = {},
+  ): Promise<Response> {
+    const url = typeof source === "string" ? source : source.status === "ready" ? source.url : null;
+    if (!url || !/^https?:\/\//.test(url)) {
+      throw new TypeError("Synapse.downloadExport: a ready export (waitExport) or its http(s) url");
+    }
+    let response: Response;
+    try {
+      // only the URL: never this client's token, X-Mind-Id or headers
+      response = await this.#fetch(url, { method: "GET", signal: o.signal });
+    } catch (cause) {
+      if (o.signal?.aborted) throw cause;
+      // the runtime's message quotes the URL, whose query is its signature: only the host is named
+      throw new SynapseError({
+        status: 0,
+        code: "network_error",
+        message: `The export's download from ${new URL(url).host} failed.`,
+      });
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      const hint = response.status === 403
+        ? " Its URL is good for an hour: getExport gives a new one."
+        : response.status === 404
+        ? " The file is gone (a day after the export was asked for, or after DELETE /me)."
+        : "";
+      throw new SynapseError({
+        status: response.status,
+        code: "download_failed",
+        message: `The export's download answered HTTP ${response.status}.${hint}`,
+      });
+    }
+    return response;
   }
 
   /** Delete everything stored for the user (DELETE /me). */

@@ -118,6 +118,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export everything to a file, in the background (users only)
+         * @description Any size: the file is JSON Lines (a header line, then one record a line, each with its `type`: mind, memory with its history, summary, session, message, key, provider, webhook; keys, providers and webhooks as hints). Poll `GET /me/exports/{exportId}` for its URL. The file is deleted 24 hours after this call, or with `DELETE /me`. While an export is being written, asking again answers that export.
+         */
+        post: operations["start_export_me_exports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An export's state and its download URL (users only)
+         * @description `pending` while it is written, `failed` if it could not be (ask again), `ready` with `url`: a presigned download good for an hour from this answer (`expires_at`; ask again for a new one), `bytes` and `records` (the lines after the header).
+         */
+        get: operations["get_export_me_exports__exportId__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memory/batch": {
         parameters: {
             query?: never;
@@ -998,6 +1038,33 @@ export interface components {
          * @enum {string}
          */
         Source: "user" | "agent";
+        /** ExportStarted */
+        ExportStarted: {
+            /** Export Id */
+            export_id: string;
+            status: components["schemas"]["ExportStatus"];
+        };
+        /**
+         * ExportStatus
+         * @enum {string}
+         */
+        ExportStatus: "pending" | "ready" | "failed";
+        /**
+         * ExportJob
+         * @description An export file's state; `url`, `bytes`, `records` and `expires_at` once it is ready (`url`
+         *     signed for an hour from this answer, never past the file's deletion: `expires_at`).
+         */
+        ExportJob: {
+            status: components["schemas"]["ExportStatus"];
+            /** Url */
+            url?: string;
+            /** Bytes */
+            bytes?: number;
+            /** Records */
+            records?: number;
+            /** Expires At */
+            expires_at?: string;
+        };
         /**
          * BatchIn
          * @description POST /memory/batch: each item a `POST /memory` body, validated on its own (an invalid item is
@@ -2271,6 +2338,155 @@ export interface operations {
             };
             /** @description payload_too_large: more than one response carries (POST /me/exports writes a file) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    start_export_me_exports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the export is being written */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStarted"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: too many requests; retry later (after Retry-After seconds when it is given) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: something went wrong on the service's side */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description upstream_unavailable: Gemini or AWS is unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_export_me_exports__exportId__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJob"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: for users (JWTs) only; an agent's API key is refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: no export with that id (or it is past its 24 hours) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

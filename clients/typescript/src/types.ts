@@ -48,6 +48,10 @@ export type ApiKeyList = Schemas["ApiKeyList"];
 export type ProviderInfo = Schemas["ProviderInfo"];
 export type ProviderList = Schemas["ProviderList"];
 export type ExportOut = Schemas["ExportOut"];
+// exports of any size (POST /me/exports, GET /me/exports/{exportId})
+export type ExportStarted = Schemas["ExportStarted"];
+export type ExportJob = Schemas["ExportJob"];
+export type ExportStatus = Schemas["ExportStatus"];
 export type Deleted = Schemas["Deleted"];
 export type Health = Schemas["Health"];
 export type MemoryChanges = Schemas["MemoryChanges"];
@@ -91,10 +95,11 @@ export type BodyOf<P extends Path, M extends Method<P>> = Operation<P, M> extend
 export type QueryOf<P extends Path, M extends Method<P>> = Operation<P, M> extends
   { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
-/** The answer of a route: its 200, else its 201, JSON (or text/plain) body. */
+/** The answer of a route: its 200, else its 201, else its 202, JSON (or text/plain) body. */
 export type AnswerOf<P extends Path, M extends Method<P>> = Operation<P, M> extends
   { responses: infer R } ? R extends { 200: { content: infer C } } ? ContentOf<C>
   : R extends { 201: { content: infer C } } ? ContentOf<C>
+  : R extends { 202: { content: infer C } } ? ContentOf<C>
   : undefined
   : never;
 type ContentOf<C> = C extends { "application/json": infer J } ? J

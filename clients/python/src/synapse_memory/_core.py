@@ -11,12 +11,13 @@ import binascii
 import enum
 import json
 import random
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -31,6 +32,8 @@ from synapse_memory.models import (
     ContextResult,
     DeliveryAttempt,
     Export,
+    ExportJob,
+    ExportStarted,
     Health,
     IdentityResult,
     IngestResult,
@@ -765,6 +768,13 @@ class Routes:
     def export(self) -> Call[Export]:
         return Call("GET", "/me/export", model(Export))
 
+    def create_export(self) -> Call[ExportStarted]:
+        # asking again while an export is being written answers that export: a repeat is harmless
+        return Call("POST", "/me/exports", model(ExportStarted), replayable=True)
+
+    def get_export(self, export_id: str) -> Call[ExportJob]:
+        return Call("GET", f"/me/exports/{_segment(export_id)}", model(ExportJob))
+
     # --- many memories at once (replayable: both write by key, so a repeat changes nothing new)
     def batch(self, memories: Sequence[Mapping[str, Any]], mind_id: str | None) -> Call[dict[str, Any]]:
         body = {"memories": [dict(m) for m in memories]}
@@ -781,6 +791,139 @@ class Routes:
 
     def health(self) -> Call[Health]:
         return Call("GET", "/health", model(Health))
+
+
+# --- exports of any size (POST /me/exports, then the file's presigned URL) --------------------------
+
+# past the writer's 16 minutes the server itself answers "failed": the default wait ends on its word
+EXPORT_WAIT: Final = 1200.0
+EXPORT_POLL: Final = 5.0  # the longest wait between two looks (they start at FIRST_POLL and double)
+FIRST_POLL: Final = 0.5
+_STORAGE_CODE = re.compile(r"<Code>([A-Za-z]{1,64})</Code>")
+
+ExportSource = str | ExportJob
+
+
+class BinaryOut(Protocol):
+    """Where `download_export` writes: a file opened "wb", `io.BytesIO`, `sys.stdout.buffer`."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+def poll_waits(timeout: float, poll: float) -> tuple[float, float]:
+    """`wait_export`'s checked arguments: the deadline's length and the first wait."""
+    if timeout < 0 or poll <= 0:
+        raise ValueError("wait_export needs timeout >= 0 and poll > 0 (seconds)")
+    return timeout, min(FIRST_POLL, poll)
+
+
+def export_failed(export_id: str) -> errors.ExportFailed:
+    return errors.ExportFailed(
+        "The server could not write the export; ask for a new one (create_export).",
+        method="GET",
+        path=f"/me/exports/{export_id}",
+    )
+
+
+def export_timeout(export_id: str, status: str, timeout: float) -> errors.ExportTimeout:
+    return errors.ExportTimeout(
+        f"The export is still {status} after {timeout:g} s; wait for the same export id again.",
+        method="GET",
+        path=f"/me/exports/{export_id}",
+    )
+
+
+def export_url(source: ExportSource) -> str:
+    """The file's URL: given, or a ready `ExportJob`'s."""
+    if isinstance(source, ExportJob):
+        if source.status != "ready" or not source.url:
+            raise ValueError(f"the export is not ready (status {source.status!r}): wait_export() first")
+        url = source.url
+    else:
+        url = source
+    parsed = httpx.URL(url)
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError("an export's URL is an http(s) URL (ExportJob.url)")
+    return url
+
+
+def download_request(source: ExportSource, timeout: httpx.Timeout) -> httpx.Request:
+    """The GET of the export file, made fresh rather than from the client's defaults: the URL is
+    presigned storage, and nothing of the API's (the bearer token, X-Mind-Id, the caller's headers,
+    cookies) may go there. Sent with `auth=None`, so an http_client's own auth stays home too."""
+    return httpx.Request(
+        "GET",
+        export_url(source),
+        headers={"user-agent": user_agent()},
+        extensions={"timeout": timeout.as_dict()},
+    )
+
+
+def download_error(response: httpx.Response) -> errors.ExportDownloadError:
+    """An error answer of the storage, without its body (S3's can quote the request's signature) or
+    its URL (the query is the signature; the path names the user)."""
+    found = _STORAGE_CODE.search(response.text[:4000])
+    reason = f" ({found.group(1)})" if found else ""
+    hint = {
+        403: " Its URL is good for an hour: get_export() gives a new one.",
+        404: " The file is gone (a day after the export was asked for, or after DELETE /me).",
+    }.get(response.status_code, "")
+    return errors.ExportDownloadError(
+        f"The export's download answered HTTP {response.status_code}{reason}.{hint}",
+        status=response.status_code,
+    )
+
+
+def download_broken(exc: httpx.TransportError, request: httpx.Request) -> errors.SynapseConnectionError:
+    """A network failure of the download, naming the host only (the query is the URL's signature)."""
+    cls = errors.SynapseTimeout if isinstance(exc, httpx.TimeoutException) else errors.SynapseConnectionError
+    return cls(
+        f"The export's download from {request.url.host} failed: {type(exc).__name__}.",
+    )
+
+
+def short_download(
+    source: ExportSource, got: int, response: httpx.Response
+) -> errors.ExportDownloadError | None:
+    """The file came shorter (or longer) than the job's `bytes` says: an error, else None."""
+    expected = source.bytes if isinstance(source, ExportJob) else None
+    if expected is None or got == expected or "content-encoding" in response.headers:
+        return None
+    return errors.ExportDownloadError(
+        f"The export's download gave {got} bytes of {expected}.",
+        status=response.status_code,
+    )
+
+
+class Lines:
+    """JSON Lines from byte chunks, one parsed record a line. Lines end at b"\\n" only: a record's
+    text may hold U+2028 and the like (JSON leaves them unescaped), where `str.splitlines` (and
+    httpx's `iter_lines`) would cut; UTF-8 never has the byte 0x0A inside a character."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+        self._line = 0
+
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        *whole, self._rest = (self._rest + chunk).split(b"\n")
+        return [record for line in whole if (record := self._parse(line)) is not None]
+
+    def end(self) -> list[dict[str, Any]]:
+        rest, self._rest = self._rest, b""
+        record = self._parse(rest) if rest else None
+        return [record] if record is not None else []
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        self._line += 1
+        if not line.strip():
+            return None
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            raise errors.SynapseResponseError(f"Line {self._line} of the export file is not a JSON object.")
+        return record
 
 
 def user_agent() -> str:

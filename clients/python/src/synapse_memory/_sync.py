@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, TypeAlias, TypeVar
 
 import httpx
 
 from synapse_memory import _core
-from synapse_memory._core import UNSET, Call, MessageLike, RetryPolicy, Unset
+from synapse_memory._core import UNSET, BinaryOut, Call, ExportSource, MessageLike, RetryPolicy, Unset
 from synapse_memory.errors import SynapseError
 from synapse_memory.models import (
     ApiKey,
@@ -21,6 +22,8 @@ from synapse_memory.models import (
     ContextResult,
     DeliveryAttempt,
     Export,
+    ExportJob,
+    ExportStarted,
     Health,
     IdentityResult,
     IngestResult,
@@ -541,8 +544,94 @@ class Synapse:
         return self._run(self._routes.webhook_deliveries(webhook_id, limit))
 
     def export(self) -> Export:
-        """`GET /me/export`: everything stored for the user, every mind."""
+        """`GET /me/export`: everything stored for the user, every mind, in one answer (small
+        accounts; past what one answer carries it is `PayloadTooLarge`: use `create_export`)."""
         return self._run(self._routes.export())
+
+    # ------------------------------------------------------------------ exports of any size (users only)
+
+    def create_export(self) -> ExportStarted:
+        """`POST /me/exports`: the server writes everything of the user to a JSON Lines file in the
+        background (`.export_id`; asked again while one is being written, the same export)."""
+        return self._run(self._routes.create_export())
+
+    def get_export(self, export_id: str) -> ExportJob:
+        """`GET /me/exports/{exportId}`: `.status` pending, ready or failed; once ready `.url` (good for
+        an hour from this answer), `.bytes`, `.records`, `.expires_at`. `NotFound` past its 24 hours."""
+        return self._run(self._routes.get_export(export_id))
+
+    def wait_export(
+        self,
+        export_id: str,
+        *,
+        timeout: float = _core.EXPORT_WAIT,
+        poll: float = _core.EXPORT_POLL,
+        progress: Callable[[ExportJob], None] | None = None,
+    ) -> ExportJob:
+        """`get_export` until the export is ready: the ready `ExportJob`. Raises `ExportFailed` when
+        the server could not write it, `ExportTimeout` after `timeout` seconds. The waits between looks
+        start at half a second and double up to `poll`; `progress` is called with every answer."""
+        limit, wait = _core.poll_waits(timeout, poll)
+        deadline = time.monotonic() + limit
+        while True:
+            job = self.get_export(export_id)
+            if progress is not None:
+                progress(job)
+            if job.status == "ready":
+                return job
+            if job.status == "failed":
+                raise _core.export_failed(export_id)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _core.export_timeout(export_id, job.status, timeout)
+            time.sleep(min(wait, left))
+            wait = min(wait * 2, poll)
+
+    def _download(self, source: ExportSource) -> Generator[bytes]:
+        """The file's bytes as they arrive, from its presigned URL: no token, no API header."""
+        request = _core.download_request(source, self._http.timeout)
+        try:
+            response = self._http.send(request, stream=True, auth=None)
+        except httpx.TransportError as exc:
+            raise _core.download_broken(exc, request) from None
+        try:
+            if not response.is_success:
+                response.read()
+                raise _core.download_error(response)
+            got = 0
+            try:
+                for chunk in response.iter_bytes():
+                    got += len(chunk)
+                    yield chunk
+            except httpx.TransportError as exc:
+                raise _core.download_broken(exc, request) from None
+            short = _core.short_download(source, got, response)
+            if short is not None:
+                raise short
+        finally:
+            response.close()
+
+    def download_export(self, source: ExportSource, out: BinaryOut) -> int:
+        """Stream the export file (a ready `ExportJob`, or its `url`) into `out`, a binary file, byte
+        for byte; the number of bytes written. The URL is presigned storage: the request carries no
+        token and none of the client's headers. `ExportDownloadError` for an error answer (403 once the
+        URL is past its hour: `get_export` again for a new one)."""
+        written = 0
+        with contextlib.closing(self._download(source)) as chunks:
+            for chunk in chunks:
+                out.write(chunk)
+                written += len(chunk)
+        return written
+
+    def iter_export(self, source: ExportSource) -> Iterator[dict[str, Any]]:
+        """The export file's lines, parsed, as they download: the header
+        (`{"format": "synapse-export", "version": 1, "user_id", "created_at"}`), then one record a
+        line, each with its `"type"` (mind, memory, session, message, summary, key, provider, webhook)."""
+        lines = _core.Lines()
+        with contextlib.closing(self._download(source)) as chunks:
+            for chunk in chunks:
+                yield from lines.feed(chunk)
+        yield from lines.end()
 
     def delete_me(self) -> int:
         """`DELETE /me`: delete everything stored for the user; the number of items deleted."""

@@ -14,6 +14,9 @@ from typing import Any, ClassVar
 
 __all__ = [
     "Conflict",
+    "ExportDownloadError",
+    "ExportFailed",
+    "ExportTimeout",
     "Forbidden",
     "InternalError",
     "InvalidJSON",
@@ -173,6 +176,27 @@ class SynapseResponseError(SynapseError):
     """A success status whose body is not what the contract says (not JSON, or the wrong shape)."""
 
     default_code = "invalid_response"
+
+
+class ExportFailed(SynapseError):
+    """`wait_export`: the server could not write the export (its status is "failed"); ask again."""
+
+    default_code = "export_failed"
+
+
+class ExportTimeout(SynapseError):
+    """`wait_export`: the export was still being written when the wait's `timeout` ran out (it goes
+    on: wait for the same export id again)."""
+
+    default_code = "export_timeout"
+
+
+class ExportDownloadError(SynapseError):
+    """`download_export` / `iter_export`: the file's URL answered an error (`status` is its HTTP
+    status: 403 once the URL is past its hour, 404 once the file is past its 24 hours; ask
+    `get_export` for a new URL), or the file came shorter than its `bytes`."""
+
+    default_code = "download_failed"
 
 
 BY_CODE: dict[str, type[SynapseError]] = {

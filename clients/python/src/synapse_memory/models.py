@@ -19,6 +19,8 @@ __all__ = [
     "ContextResult",
     "DeliveryAttempt",
     "Export",
+    "ExportJob",
+    "ExportStarted",
     "Health",
     "IdentityResult",
     "IngestResult",
@@ -300,6 +302,33 @@ class Export(Answer):
     identities: dict[str, str] = Field(default_factory=dict)
     keys: list[ApiKey] = Field(default_factory=list)
     providers: list[Provider] = Field(default_factory=list)
+
+
+class ExportStarted(Answer):
+    """`POST /me/exports`: the export being written (`status` "pending"); poll `get_export`."""
+
+    export_id: str
+    status: str
+
+
+class ExportJob(Answer):
+    """`GET /me/exports/{exportId}`: `status` is "pending", "ready" or "failed". Once ready, `url` is
+    the file's download (presigned, good until `expires_at`, an hour from this answer: ask again for
+    a new one), `bytes` its size and `records` its lines after the header."""
+
+    status: str
+    url: str | None = None
+    bytes: int | None = None
+    records: int | None = None
+    expires_at: datetime | None = None
+
+    def __repr__(self) -> str:  # the URL is a credential for an hour: out of reprs and logs
+        return (
+            f"ExportJob(status={self.status!r}, bytes={self.bytes!r}, records={self.records!r}, "
+            f"expires_at={self.expires_at!r}, url={'…' if self.url else None})"
+        )
+
+    __str__ = __repr__
 
 
 class Message(BaseModel):
