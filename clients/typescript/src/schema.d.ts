@@ -1367,6 +1367,11 @@ export interface components {
             skipped: number;
             /** Errors */
             errors: components["schemas"]["ImportFailure"][];
+            /**
+             * Proposed
+             * @description (an agent's import) records that would change a memory a person verified: held as proposals for that person's yes (GET /memory/proposals); absent when none
+             */
+            proposed?: number;
         };
         /**
          * ChatMessage
@@ -2485,7 +2490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: no export with that id (or it is past its 24 hours) */
+            /** @description not_found: no export with that id (or past its 24 hours) */
             404: {
                 headers: {
                     [name: string]: unknown;
